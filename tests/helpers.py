@@ -1,16 +1,19 @@
-"""The one way the tests run the command line in this process (a plain helper module, not a
-test module): :func:`run` invokes ``gctool ARGS`` with click's runner and returns its
-result (exit code, stdout and stderr apart); :func:`probe` runs gctool's command group in a
-child process with one more command that the test writes (signals at a chosen moment).  Also
-what the executor tests share: a code with exact ties (:func:`tied_code`) and a report without
-what differs between executors (:func:`same_report`), and the runs whose parts share one
-budget (:func:`shared_runs`); the peak memory of one call (:func:`traced`); the thread runs of
-a test (:func:`thread_runs`); the join of a test's thread that fails instead of waiting for ever
-(:func:`joined`); a scheme's code without design's conditioning record (:func:`built`); a task
-stopped in a pool thread (:func:`stopped_in_pool`) and slowed batches (:func:`slowed_calls`)."""
+"""The one way the tests run the command line (a plain helper module, not a test module):
+:func:`run` invokes ``gctool ARGS`` in this process with click's runner and returns its result
+(exit code, stdout and stderr apart); :func:`gctool_process` runs ``python -m gctool ARGS`` in a
+child process (the real entry point, for what only a process shows); :func:`probe` runs
+gctool's command group in a child process with one more command that the test writes (signals
+at a chosen moment).  Also what the executor tests share: a code with exact ties
+(:func:`tied_code`) and a report without what differs between executors (:func:`same_report`),
+and the runs whose parts share one budget (:func:`shared_runs`); the peak memory of one call
+(:func:`traced`); the thread runs of a test (:func:`thread_runs`); the join of a test's thread
+that fails instead of waiting for ever (:func:`joined`); a scheme's code without design's
+conditioning record (:func:`built`); a task stopped in a pool thread (:func:`stopped_in_pool`)
+and slowed batches (:func:`slowed_calls`)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -31,6 +34,23 @@ def run(*args: str, input: str | bytes | None = None,
     """``gctool ARGS`` (``input``: its stdin; ``env``: environment changes).  Exceptions are
     not swallowed: the CLI's own mapping to exit codes (``_guarded``) is what is tested."""
     return CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False)
+
+
+def gctool_process(*args: str, shell: str = "", env: Mapping[str, str] | None = None,
+                   text: bool = True, timeout: float = 120,
+                   **kw: Any) -> subprocess.CompletedProcess[Any]:
+    """``python -m gctool ARGS`` in a fresh interpreter: the real entry point, for what only a
+    process shows (its file descriptors, memory limit, native output and exit status).
+    ``shell``: redirections in bash syntax (the command then runs under ``bash -c``);
+    ``env``: changes to this process's environment; stdout and stderr are captured unless
+    given; other keywords go to :func:`subprocess.run`."""
+    argv = [sys.executable, "-m", "gctool", *args]
+    if shell:
+        argv = ["bash", "-c", f'"$@" {shell}', "-", *argv]
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run(argv, text=text, timeout=timeout, check=False,
+                          env=None if env is None else {**os.environ, **env}, **kw)
 
 
 #: the module a probe runs: gctool's command group with one more command, ``probe``, whose body

@@ -35,6 +35,7 @@ from gctool.codes import design
 from gctool.decode.cost import decoder_set_time
 from gctool.model import GradientCode
 
+from helpers import run
 from oracles import lstsq_error
 
 REAL = parse_field("real")
@@ -318,21 +319,18 @@ def test_bound_json_is_the_two_pass_report(tmp_path: Path, monkeypatch: pytest.M
                                            scheme: str, kwargs: dict[str, object],
                                            args: list[str]) -> None:
     """``bound --json`` byte for byte as when the worst and the mean took a pass each."""
-    from click.testing import CliRunner
-
     import gctool
     from gctool.bounds import approx
-    from gctool.cli.main import cli
 
     path = tmp_path / "code.json"
     gctool.write_code(design(scheme, **kwargs), path)
 
-    def run() -> str:
-        r = CliRunner().invoke(cli, ["bound", str(path), *args, "--json"])
+    def bound_json() -> str:
+        r = run("bound", str(path), *args, "--json")
         assert r.exit_code == 0, r.output
         return r.stdout
 
-    one = run()
+    one = bound_json()
     monkeypatch.setattr(approx, "_worst_and_mean", _two_passes)
-    assert run() == one
+    assert bound_json() == one
     assert '"mean_error_lb_uniform"' in one

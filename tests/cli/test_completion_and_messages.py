@@ -3,7 +3,6 @@ missing 'format' key, unknown output suffixes, --require-* implying --threshold.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,16 +13,14 @@ from click.testing import CliRunner
 import gctool
 from gctool.cli.main import cli
 
+from helpers import gctool_process
+
 
 def _complete(words: str, shell: str = "bash") -> list[str]:
     """What the completion of the last word of ``words`` offers (the real protocol)."""
     cword = len(words.split()) - (0 if words.endswith(" ") else 1)
-    env = {**os.environ, "COMP_WORDS": words, "COMP_CWORD": str(cword),
-           "_GCTOOL_COMPLETE": f"{shell}_complete"}
-    if shell != "bash":
-        env.update(COMP_WORDS=words, COMP_CWORD=str(cword))
-    out = subprocess.run([sys.executable, "-m", "gctool"], env=env, capture_output=True,
-                         text=True, timeout=60, check=False)
+    env = {"COMP_WORDS": words, "COMP_CWORD": str(cword), "_GCTOOL_COMPLETE": f"{shell}_complete"}
+    out = gctool_process(env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     return [line.split(",", 1)[1] for line in out.stdout.splitlines() if "," in line]
 

@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 import gctool
 from gctool.cli.exit_codes import exit_code
-from gctool.cli.main import cli
 from gctool.cli.params import in_cli_terms
 from gctool.errors import GctoolError
 from gctool.registry import SCHEMES
 
 from corpus import SMALL, code_file
+from helpers import run
 from jsondoc import loads, untimed
 
 #: (CLI arguments after FILE, library call) pairs run on every scheme
@@ -38,7 +37,7 @@ COMMANDS: list[tuple[list[str], Callable[[Any], Any]]] = [
 
 def _same(args: list[str], path: Path, call: Callable[[Any], Any]) -> None:
     """The CLI's ``--json`` output equals the library report (or both refuse alike)."""
-    r = CliRunner().invoke(cli, [args[0], str(path), *args[1:], "--json"])
+    r = run(args[0], str(path), *args[1:], "--json")
     code = gctool.read_code(path)
     try:
         report = call(code)
@@ -128,8 +127,7 @@ def test_show_is_the_cli_json(tmp_path: Path, scheme: str) -> None:
 def test_show_writes_the_svg_of_the_cli(tmp_path: Path, scheme: str) -> None:
     path = code_file(tmp_path, scheme)
     cli_svg, lib_svg = tmp_path / "cli.svg", tmp_path / "lib.svg"
-    r = CliRunner().invoke(cli, ["show", str(path), "--svg", str(cli_svg), "--stragglers", "1",
-                                 "--json"])
+    r = run("show", str(path), "--svg", str(cli_svg), "--stragglers", "1", "--json")
     assert r.exit_code == 0, r.output
     report = gctool.show(gctool.read_code(path), svg=lib_svg, stragglers=[1]).to_dict()
     assert lib_svg.read_bytes() == cli_svg.read_bytes()
@@ -173,7 +171,7 @@ def test_curve_sizes_are_the_cli_attacks_of_each_size(tmp_path: Path, scheme: st
     points = report["curve"]
     assert [p["s"] for p in points] == sizes
     for point in points:
-        r = CliRunner().invoke(cli, ["attack", str(path), "-s", str(point["s"]), "--json"])
+        r = run("attack", str(path), "-s", str(point["s"]), "--json")
         assert r.exit_code in (0, 1), (point["s"], r.output, r.stderr)
         single = loads(r.stdout)
         assert point.get("error", point.get("epsilon")) is not None
@@ -226,7 +224,7 @@ def test_options_of_another_question_are_refused(tmp_path: Path, args: list[str]
     """A level profile (``gctool.profile``) and partial work (``gctool.verify_partial``) are
     questions of their own: verify's and attack's other options do not apply to them."""
     path = code_file(tmp_path, "nested")
-    r = CliRunner().invoke(cli, [args[0], str(path), *args[1:]])
+    r = run(args[0], str(path), *args[1:])
     assert r.exit_code == 2 and "does not apply with" in r.stderr, r.stderr
 
 
@@ -266,7 +264,7 @@ def test_design_file_is_the_library_code(tmp_path: Path, scheme: str) -> None:
     lib = gctool.design(scheme, seed=1, **params)
     # --seed where the build draws (the CLI refuses it where the file would record none)
     seed = ["--seed", "1"] if lib.seed is not None else []
-    r = CliRunner().invoke(cli, ["design", *_design_args(scheme, params), *seed, "-o", str(out)])
+    r = run("design", *_design_args(scheme, params), *seed, "-o", str(out))
     assert r.exit_code == 0, r.output
     mine = tmp_path / "lib.json"
     gctool.write_code(lib, mine)
@@ -287,7 +285,7 @@ def test_export_report_and_file_are_the_cli_ones(tmp_path: Path, scheme: str,
                                                  suffix: str) -> None:
     path = code_file(tmp_path, scheme)
     out = tmp_path / f"plan.{suffix}"
-    r = CliRunner().invoke(cli, ["export", str(path), "-o", str(out), "--decoders", "--json"])
+    r = run("export", str(path), "-o", str(out), "--decoders", "--json")
     assert r.exit_code == 0, r.output
     written = out.read_bytes()
     report = gctool.export(gctool.read_code(path), out, decoders=True)
@@ -300,8 +298,7 @@ def test_simulate_report_is_the_cli_json(tmp_path: Path) -> None:
     from gctool.sim.delays import parse_delay
 
     path = code_file(tmp_path, "frc")
-    r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "50", "--seed", "3",
-                                 "--json"])
+    r = run("simulate", str(path), "--iterations", "50", "--seed", "3", "--json")
     assert r.exit_code == 0, r.output
     report = gctool.simulate([(str(path), gctool.read_code(path))],
                              parse_delay("shifted-exp"), iterations=50, seed=3)
@@ -315,8 +312,8 @@ def test_simulate_plot_is_the_cli_one(tmp_path: Path, terminal: None) -> None:
 
     path = code_file(tmp_path, "frc")
     cli_svg, lib_svg = tmp_path / "cli.svg", tmp_path / "lib.svg"
-    r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "40", "--seed", "5",
-                                 "--train", "--plot", str(cli_svg), "--json"])
+    r = run("simulate", str(path), "--iterations", "40", "--seed", "5", "--train", "--plot",
+            str(cli_svg), "--json")
     assert r.exit_code == 0, r.output
     assert f"wrote plot to {cli_svg} ({cli_svg.stat().st_size:,} bytes)" in r.stderr
     report = gctool.simulate([(str(path), gctool.read_code(path))],
@@ -367,13 +364,13 @@ def test_simulate_refuses_what_the_cli_refuses(tmp_path: Path) -> None:
                           (["--models", "3"], "--models needs --train"),
                           (["--train", "--sweep", "s=1,2"],
                            "--sweep and --train exclude each other")):
-        r = CliRunner().invoke(cli, ["simulate", str(path), "--iterations", "20", *args])
+        r = run("simulate", str(path), "--iterations", "20", *args)
         assert r.exit_code == 2 and message in r.stderr and len(r.stderr.splitlines()) == 1
 
 
 def test_schedule_verify_from_stdin_reads_once(tmp_path: Path) -> None:
     path = code_file(tmp_path, "sr-sgc")
-    r = CliRunner().invoke(cli, ["verify", "-", "--json"], input=path.read_bytes())
+    r = run("verify", "-", "--json", input=path.read_bytes())
     assert r.exit_code == 0, r.output
     expected = gctool.verify(gctool.read_code(path)).to_dict()
     assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(expected)))
@@ -394,7 +391,7 @@ def _through_fifo(tmp_path: Path, source: Path, args: list[str]) -> Any:
             "\n    shutil.copyfileobj(i, o)")
     writer = subprocess.Popen([sys.executable, "-c", feed, str(source), str(fifo)])
     try:
-        return CliRunner().invoke(cli, [args[0], str(fifo), *args[1:]])
+        return run(args[0], str(fifo), *args[1:])
     finally:
         try:
             writer.wait(timeout=2)
@@ -467,7 +464,7 @@ def test_dask_library_report_is_the_cli_json(tmp_path: Path, cluster: Any, schem
     runner = DaskRunner(scheduler=cluster.scheduler_address, key="library")
     report = call(gctool.read_code(path), runner)
     dask = ["--executor", "dask", "--scheduler", cluster.scheduler_address]
-    r = CliRunner().invoke(cli, [args[0], str(path), *args[1:], *dask, "--json"])
+    r = run(args[0], str(path), *args[1:], *dask, "--json")
     assert r.exit_code in (0, 1), (args, r.output, r.stderr)
     assert untimed(loads(r.stdout)) == untimed(loads(json.dumps(report.to_dict())))
     if scheme != "sr-sgc":  # (a schedule's search is not a rank-range enumeration)

@@ -4,10 +4,8 @@ no seed."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +13,7 @@ from click.testing import CliRunner
 import gctool
 from gctool.seeds import FRESH_SEED_BITS, fresh_seed
 
-from helpers import run
+from helpers import gctool_process, run
 from jsondoc import loads
 
 
@@ -135,7 +133,6 @@ def test_progress_bar_only_on_a_terminal_and_after_its_delay(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The one progress helper: None when stderr is not a terminal; on a terminal nothing is
     drawn before ``after`` seconds, and a bar (with the label) once they have passed."""
-    import sys
 
     from gctool.cli.options import progress_bar
 
@@ -161,12 +158,6 @@ def test_progress_bar_only_on_a_terminal_and_after_its_delay(
         assert update is None
     monkeypatch.undo()
     assert fake.buffer.getvalue() == ""
-
-
-def _gctool(cwd: Path, *args: str, stderr: Any = subprocess.PIPE
-            ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gctool", *args], cwd=cwd, text=True,
-                          stdout=subprocess.PIPE, stderr=stderr, timeout=300)
 
 
 #: successful runs of every command, in stages: the runs of a stage run side by side and read
@@ -197,8 +188,8 @@ def test_stderr_is_empty_on_success_when_it_is_not_a_terminal(tmp_path: Path) ->
 
     with ThreadPoolExecutor(4) as pool:
         for stage in QUIET_RUNS:
-            for args, r in zip(stage, pool.map(lambda a: _gctool(tmp_path, *a), stage),
-                               strict=True):
+            runs = pool.map(lambda a: gctool_process(*a, cwd=tmp_path, timeout=300), stage)
+            for args, r in zip(stage, runs, strict=True):
                 assert (r.returncode, r.stderr) == (0, ""), args
     assert {p.name for p in tmp_path.iterdir()} >= {"frc.json", "sgc.json", "kron.json",
                                                      "plan.npz", "frc.svg", "plot.svg"}
@@ -212,8 +203,8 @@ def test_status_lines_on_a_terminal_stderr(tmp_path: Path) -> None:
     for quiet, want in (([], True), (["-q"], False)):
         leader, follower = pty.openpty()
         try:
-            r = _gctool(tmp_path, *quiet, "design", "frc", "-n", "6", "-s", "2", "-o",
-                        "frc.json", stderr=follower)
+            r = gctool_process(*quiet, "design", "frc", "-n", "6", "-s", "2", "-o", "frc.json",
+                               cwd=tmp_path, timeout=300, stderr=follower)
             os.close(follower)
             seen = b""
             while True:

@@ -18,7 +18,7 @@ from gctool.errors import CodeFileError, FieldError, InvalidInput
 from gctool.io import code_from_meta, code_to_meta, npz_bytes, read_code
 from gctool.model import GradientCode
 
-from helpers import traced
+from helpers import run, traced
 from jsondoc import untimed
 from refusals import refused
 
@@ -217,14 +217,6 @@ def test_row_max_abs_is_the_whole_matrix_maximum() -> None:
             assert np.array_equal(_row_max_abs(M), np.abs(M).max(axis=1)), shape
 
 
-def _cli(args: list[str], data: bytes | None = None) -> Any:
-    from click.testing import CliRunner
-
-    from gctool.cli.main import cli
-
-    return CliRunner().invoke(cli, args, input=data)
-
-
 @pytest.mark.parametrize("field", ["real", "complex", "GF(7)", "GF(2^4)"])
 def test_an_npz_path_and_the_same_bytes_on_stdin_read_the_same_code(tmp_path: Path,
                                                                   field: str) -> None:
@@ -235,13 +227,13 @@ def test_an_npz_path_and_the_same_bytes_on_stdin_read_the_same_code(tmp_path: Pa
     gctool.write_code(code, path)
     for n, source in enumerate((str(path), "-")):
         data = path.read_bytes() if source == "-" else None
-        r = _cli(["export", source, "-o", str(tmp_path / f"out{n}.npz")], data)
+        r = run("export", source, "-o", str(tmp_path / f"out{n}.npz"), input=data)
         assert r.exit_code == 0, r.output
     assert (tmp_path / "out0.npz").read_bytes() == (tmp_path / "out1.npz").read_bytes()
     with np.load(tmp_path / "out0.npz", allow_pickle=False) as written:
         assert np.array_equal(written["B"], code.B)
-    runs = [_cli(["verify", str(path), "--json"]),
-            _cli(["verify", "-", "--json"], path.read_bytes())]
+    runs = [run("verify", str(path), "--json"),
+            run("verify", "-", "--json", input=path.read_bytes())]
     assert [r.exit_code for r in runs] == [0, 0], [r.output for r in runs]
     reports = [untimed(json.loads(r.stdout)["files"][0]["report"]) for r in runs]
     assert reports[0] == reports[1] and reports[0]["ok"] and reports[0]["n"] == 7
@@ -272,8 +264,8 @@ def test_a_corrupt_npz_is_one_line_from_a_path_and_from_stdin(tmp_path: Path, sp
     path.write_bytes(spoil(path.read_bytes()))
     name, *rest = command
     rest = [str(tmp_path / a) if a.endswith(".npz") else a for a in rest]
-    lines = [refused(_cli([name, str(path), *rest]), str(path)),
-             refused(_cli([name, "-", *rest], path.read_bytes()), "stdin")]
+    lines = [refused(run(name, str(path), *rest), str(path)),
+             refused(run(name, "-", *rest, input=path.read_bytes()), "stdin")]
     assert lines[0].replace(str(path), "stdin") == lines[1]
     assert "NPZ" in lines[0], lines[0]
     assert not (tmp_path / "x.npz").exists()
@@ -512,7 +504,7 @@ def test_a_compressed_member_is_checked_to_its_end(tmp_path: Path) -> None:
     bad.write_bytes(_recrc(path.read_bytes(), "B.npy", crc ^ 1))
     with pytest.raises(CodeFileError, match="malformed NPZ.*CRC"):
         read_code(bad)
-    refused(_cli(["verify", str(bad)]), str(bad), "malformed NPZ")
+    refused(run("verify", str(bad)), str(bad), "malformed NPZ")
     from io import BytesIO
 
     npy = BytesIO()
@@ -564,7 +556,7 @@ def test_verify_reports_the_same_on_a_compressed_copy(tmp_path: Path, field: str
     stored, packed = tmp_path / "s.npz", tmp_path / "c.npz"
     gctool.write_code(code, stored)
     _compressed(packed, np.asarray(code.B), field, code_to_meta(code))
-    runs = [_cli(["verify", str(p), "--json"]) for p in (stored, packed)]
+    runs = [run("verify", str(p), "--json") for p in (stored, packed)]
     assert [r.exit_code for r in runs] == [0, 0], [r.output for r in runs]
     reports = [untimed(json.loads(r.stdout)["files"][0]["report"]) for r in runs]
     assert reports[0] == reports[1] and reports[0]["ok"]
@@ -668,8 +660,8 @@ def test_a_spoiled_large_npz_on_stdin_is_refused_as_from_its_path(tmp_path: Path
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x10
     path.write_bytes(bytes(data))
-    lines = [refused(_cli(["verify", str(path)]), str(path), "CRC"),
-             refused(_cli(["verify", "-"], bytes(data)), "stdin", "CRC")]
+    lines = [refused(run("verify", str(path)), str(path), "CRC"),
+             refused(run("verify", "-", input=bytes(data)), "stdin", "CRC")]
     assert lines[0].replace(str(path), "stdin") == lines[1]
 
 

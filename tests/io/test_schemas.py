@@ -17,11 +17,13 @@ import gctool
 from gctool import schemas
 from gctool.cli.main import cli
 
+from helpers import run
+
 ROOT = Path(__file__).parents[2]
 
 
-def _json(runner: CliRunner, *args: str, code: int | None = None) -> Any:
-    r = runner.invoke(cli, list(args), catch_exceptions=False)
+def _json(*args: str, code: int | None = None) -> Any:
+    r = run(*args)
     assert code is None or r.exit_code == code, r.stderr
     return json.loads(r.stdout)
 
@@ -54,10 +56,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", schemas.names())
-def test_shipped_schemas_are_valid_and_printed(runner: CliRunner, name: str) -> None:
+def test_shipped_schemas_are_valid_and_printed(name: str) -> None:
     schema = schemas.load(name)
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert _json(runner, "schema", name) == schema
+    assert _json("schema", name) == schema
     assert (ROOT / "gctool" / "schema" / schemas.filename(name)).is_file()
 
 
@@ -67,36 +69,35 @@ def test_generated_schemas_are_fresh(name: str) -> None:
 
 
 def test_schema_list_and_unknown_names(runner: CliRunner) -> None:
-    listed = _json(runner, "schema", "--json")["schemas"]
+    listed = _json("schema", "--json")["schemas"]
     assert [row["name"] for row in listed] == schemas.names()
     r = runner.invoke(cli, ["schema", "exprot"])
     assert r.exit_code == 2 and "did you mean 'export'" in r.stderr
 
 
-def test_verify_reports_match(runner: CliRunner, files: dict[str, str]) -> None:
+def test_verify_reports_match(files: dict[str, str]) -> None:
     for key in ("frc", "crc", "cplx", "gf", "srsgc", "tree"):
-        _valid(_json(runner, "verify", files[key], "--json"), "verify")
-    _valid(_json(runner, "verify", files["crc"], "-s", "3", "--json", code=1), "verify")
-    _valid(_json(runner, "verify", files["crc"], "--sample", "5", "--seed", "1", "--json"),
+        _valid(_json("verify", files[key], "--json"), "verify")
+    _valid(_json("verify", files["crc"], "-s", "3", "--json", code=1), "verify")
+    _valid(_json("verify", files["crc"], "--sample", "5", "--seed", "1", "--json"),
            "verify")
-    _valid(_json(runner, "verify", files["crc"], "--max-condition", "10", "--json"), "verify")
+    _valid(_json("verify", files["crc"], "--max-condition", "10", "--json"), "verify")
 
 
-def test_attack_bound_show_simulate_reports_match(runner: CliRunner,
-                                                  files: dict[str, str]) -> None:
+def test_attack_bound_show_simulate_reports_match(files: dict[str, str]) -> None:
     for args in (["-s", "3"], ["--threshold", "--require-tolerance", "2"], ["--curve"],
                  ["-s", "2", "--random", "-p", "0.2"]):
-        _valid(_json(runner, "attack", files["crc"], *args, "--json"), "attack")
+        _valid(_json("attack", files["crc"], *args, "--json"), "attack")
     for args in ([files["frc"]], [files["bibd"], "--epsilon", "0.5"], [files["srsgc"]],
                  ["-n", "10", "-k", "10", "-s", "3"]):
-        _valid(_json(runner, "bound", *args, "--json"), "bound")
-    _valid(_json(runner, "show", files["gf"], "--curve", "--stragglers", "0,1", "--json"),
+        _valid(_json("bound", *args, "--json"), "bound")
+    _valid(_json("show", files["gf"], "--curve", "--stragglers", "0,1", "--json"),
            "show")
-    _valid(_json(runner, "simulate", files["frc"], "--iterations", "20", "--seed", "1",
+    _valid(_json("simulate", files["frc"], "--iterations", "20", "--seed", "1",
                  "--json"), "simulate")
 
 
-def test_one_schema_for_one_file_and_many(runner: CliRunner, files: dict[str, str]) -> None:
+def test_one_schema_for_one_file_and_many(files: dict[str, str]) -> None:
     """verify/attack/bound --json: one file, several, an unreadable one and bound's -n/-k/-s
     all validate against the command's schema and against batch, and every entry carries
     its file name and exit status."""
@@ -104,7 +105,7 @@ def test_one_schema_for_one_file_and_many(runner: CliRunner, files: dict[str, st
         runs = [([files["frc"]], 0), ([files["frc"], files["srsgc"], files["bad"]], 2),
                 ([files["bad"]], 2)]
         for args, code in runs:
-            doc = _json(runner, command, *args, *extra, "--json", code=code)
+            doc = _json(command, *args, *extra, "--json", code=code)
             _valid(doc, command)
             _valid(doc, "batch")
             assert doc["exit_code"] == code and doc["ok"] == (code == 0)
@@ -112,7 +113,7 @@ def test_one_schema_for_one_file_and_many(runner: CliRunner, files: dict[str, st
             assert all(isinstance(e["exit_code"], int) for e in doc["files"])
         with pytest.raises(jsonschema.ValidationError):  # the command's schema pins reports
             _valid(dict(doc, command="attack" if command != "attack" else "verify"), command)
-    params = _json(runner, "bound", "-n", "10", "-k", "10", "-s", "3", "--json")
+    params = _json("bound", "-n", "10", "-k", "10", "-s", "3", "--json")
     _valid(params, "bound")
     assert params["files"][0]["file"] is None
     broken = dict(doc, exit_code="2")
@@ -120,8 +121,8 @@ def test_one_schema_for_one_file_and_many(runner: CliRunner, files: dict[str, st
         _valid(broken, "batch")
 
 
-def test_a_failed_gate_is_not_ok(runner: CliRunner, files: dict[str, str]) -> None:
-    doc = _json(runner, "verify", files["crc"], "--max-condition", "10", "--json", code=1)
+def test_a_failed_gate_is_not_ok(files: dict[str, str]) -> None:
+    doc = _json("verify", files["crc"], "--max-condition", "10", "--json", code=1)
     _valid(doc, "verify")
     entry = doc["files"][0]
     assert doc["ok"] is False and entry["ok"] is False and entry["exit_code"] == 1
@@ -129,13 +130,12 @@ def test_a_failed_gate_is_not_ok(runner: CliRunner, files: dict[str, str]) -> No
     assert entry["report"]["gates"]["failures"]
 
 
-def test_design_summary_and_export_report_match(runner: CliRunner,
-                                                files: dict[str, str]) -> None:
+def test_design_summary_and_export_report_match(files: dict[str, str]) -> None:
     out = str(Path(files["dir"]) / "summary.json")
-    _valid(_json(runner, "design", "expander", "--graph", "petersen", "-s", "2", "-o", out,
+    _valid(_json("design", "expander", "--graph", "petersen", "-s", "2", "-o", out,
                  "--json"), "design")
     plan = str(Path(files["dir"]) / "plan.npz")
-    _valid(_json(runner, "export", files["crc"], "-o", plan, "--decoders", "--json"),
+    _valid(_json("export", files["crc"], "-o", plan, "--decoders", "--json"),
            "export-report")
 
 

@@ -7,11 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import gctool.api as api
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import write_code
 from gctool.precision import certify
@@ -22,8 +20,7 @@ from jsondoc import loads
 
 def _file(tmp_path: Path, scheme: str, *args: str) -> Path:
     path = tmp_path / f"{scheme}.json"
-    r = CliRunner().invoke(cli, ["design", scheme, *args, "-o", str(path)],
-                           catch_exceptions=False)
+    r = run("design", scheme, *args, "-o", str(path))
     assert r.exit_code == 0, r.output
     return path
 
@@ -77,20 +74,18 @@ def test_gf_codes_say_they_are_exact(tmp_path: Path) -> None:
 
 def test_refusals_are_one_line(tmp_path: Path) -> None:
     path = _file(tmp_path, "frc", "-n", "6", "-s", "2")
-    r = CliRunner().invoke(cli, ["verify", str(path), "--max-error", "1e-3"])
+    r = run("verify", str(path), "--max-error", "1e-3")
     assert r.exit_code == ExitCode.USAGE
     assert r.stderr.count("\n") == 1 and "--max-error needs --precision" in r.stderr
-    r = CliRunner().invoke(cli, ["verify", str(path), "--precision", "float8"])
+    r = run("verify", str(path), "--precision", "float8")
     assert r.exit_code == ExitCode.USAGE
-    r = CliRunner().invoke(cli, ["verify", str(path), "--precision", "float32",
-                                 "--max-error", "0"])
+    r = run("verify", str(path), "--precision", "float32", "--max-error", "0")
     assert r.exit_code == ExitCode.USAGE
 
 
 def test_budget_is_checked_before_verify_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, "cyclic", "-n", "22", "-s", "10", "--seed", "1")
-    r = CliRunner().invoke(cli, ["verify", str(path), "--precision", "float32",
-                                 "--max-work", "1ms"])
+    r = run("verify", str(path), "--precision", "float32", "--max-work", "1ms")
     assert r.exit_code == ExitCode.USAGE and "precision bound" in r.stderr
     assert r.stdout == ""
 
@@ -142,7 +137,7 @@ def test_attack_worst_case_with_precision(tmp_path: Path) -> None:
     r = run("attack", str(path), "-s", "3", "--json")
     assert loads(r.stdout)["precision"] is None  # the key of every attack mode
     for mode in (["--threshold"], ["--curve"]):
-        r = CliRunner().invoke(cli, ["attack", str(path), *mode, "--precision", "float32"])
+        r = run("attack", str(path), *mode, "--precision", "float32")
         assert r.exit_code == ExitCode.USAGE and r.stderr.count("\n") == 1
 
 

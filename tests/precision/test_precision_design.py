@@ -7,19 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import DesignError
 from gctool.io import read_code
 from gctool.precision import certify
 
+from helpers import run
+
 
 def _design(tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
     out = tmp_path / "code.json"
-    r = CliRunner().invoke(cli, ["design", *args, "-o", str(out), "--json"])
+    r = run("design", *args, "-o", str(out), "--json")
     return r, out
 
 
@@ -73,5 +73,5 @@ def test_best_of_ranks_draws_by_the_bound() -> None:
 
 
 def test_max_error_needs_precision() -> None:
-    r = CliRunner().invoke(cli, ["design", "frc", "-n", "6", "-s", "2", "--max-error", "1"])
+    r = run("design", "frc", "-n", "6", "-s", "2", "--max-error", "1")
     assert r.exit_code == ExitCode.USAGE and "--max-error needs --precision" in r.stderr

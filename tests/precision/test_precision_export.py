@@ -9,10 +9,8 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from gctool.cli.exit_codes import ExitCode
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.exports import build_export
 from gctool.io import write_code
@@ -20,6 +18,8 @@ from gctool.precision import certify, get_format
 from gctool.precision import emulate as em
 from gctool.precision.formats import from_stored, rounded
 from gctool.schemas import load
+
+from helpers import run
 
 DTYPES = {"float32": np.float32, "float16": np.float16, "bfloat16": np.uint16}
 
@@ -31,8 +31,7 @@ def _code_file(tmp_path: Path, code) -> Path:  # type: ignore[no-untyped-def]
 
 
 def _export(path: Path, out: Path, *args: str):  # type: ignore[no-untyped-def]
-    r = CliRunner().invoke(cli, ["export", str(path), "-o", str(out), *args],
-                           catch_exceptions=False)
+    r = run("export", str(path), "-o", str(out), *args)
     return r
 
 
@@ -88,8 +87,7 @@ def test_json_and_npz_hold_the_same_values_and_the_json_matches_the_schema(
         tmp_path: Path) -> None:
     code = design("cyclic", 7, 2, seed=1)
     path = _code_file(tmp_path, code)
-    r = CliRunner().invoke(cli, ["export", str(path), "-o", "-", "--decoders", "--dtype",
-                                 "bfloat16"], catch_exceptions=False)
+    r = run("export", str(path), "-o", "-", "--decoders", "--dtype", "bfloat16")
     doc = json.loads(r.stdout)
     jsonschema.validate(doc, load("export"))
     out = tmp_path / "plan.npz"
@@ -116,14 +114,12 @@ def test_without_decoders_b_is_written_in_the_format(tmp_path: Path) -> None:
 
 def test_refusals(tmp_path: Path) -> None:
     gf = _code_file(tmp_path, design("cyclic-mds", n=6, s=2, field="GF(7)"))
-    r = CliRunner().invoke(cli, ["export", str(gf), "-o", str(tmp_path / "x.npz"),
-                                 "--dtype", "float32"])
+    r = run("export", str(gf), "-o", str(tmp_path / "x.npz"), "--dtype", "float32")
     assert r.exit_code == ExitCode.USAGE and "--dtype applies to real and complex" in r.stderr
     assert not (tmp_path / "x.npz").exists()
     cplx = tmp_path / "c.json"
     write_code(design("cyclic-mds", n=6, s=2, field="complex"), cplx)
-    r = CliRunner().invoke(cli, ["export", str(cplx), "-o", str(tmp_path / "y.npz"),
-                                 "--dtype", "float16", "--decoders"])
+    r = run("export", str(cplx), "-o", str(tmp_path / "y.npz"), "--dtype", "float16", "--decoders")
     assert r.exit_code == ExitCode.USAGE and "complex" in r.stderr
     r = _export(cplx, tmp_path / "z.npz", "--dtype", "float32", "--decoders")
     assert r.exit_code == 0

@@ -19,13 +19,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.io import code_bytes
 
-from helpers import joined, probe, run
+from helpers import gctool_process, joined, probe, run
 from jsondoc import loads
 from refusals import design_file, forbid, refused
 
@@ -416,8 +414,7 @@ def test_special_files_as_option_files(tmp_path: Path) -> None:
 ], ids=lambda a: " ".join(a[:2]))
 def test_stdin_is_read_at_most_once(tmp_path: Path, args: list[str]) -> None:
     nest = _nested(tmp_path)
-    r = CliRunner().invoke(cli, [nest if a == "NEST" else a for a in args],
-                           input=Path(nest).read_bytes())
+    r = run(*[nest if a == "NEST" else a for a in args], input=Path(nest).read_bytes())
     refused(r, "stdin ('-') can be read only once")
 
 
@@ -428,7 +425,7 @@ def test_kron_reads_each_factor_once(tmp_path: Path) -> None:
 
     path = design_file(tmp_path, "a.json", "frc", n=4, s=1)
     data = Path(path).read_bytes()
-    r = CliRunner().invoke(cli, ["design", "kron", "-", path], input=data)
+    r = run("design", "kron", "-", path, input=data)
     assert r.exit_code == 0, r.stderr
     factors = loads(r.stdout)["provenance"]["factors"]
     assert [f["sha256"] for f in factors] == [hashlib.sha256(data).hexdigest()] * 2
@@ -548,12 +545,6 @@ def test_outputs_naming_a_directory_are_refused_before_any_work(
 
 
 # -- streams: real processes ---------------------------------------------------------------------
-def _gctool(args: list[str], shell: str = "", **kw: Any) -> subprocess.CompletedProcess[str]:
-    """``python -m gctool ARGS`` with the redirections ``shell`` (bash syntax)."""
-    return subprocess.run(["bash", "-c", f'"$@" {shell}', "-", sys.executable, "-m", "gctool",
-                           *args], capture_output=True, text=True, timeout=120, **kw)
-
-
 def _one_line(err: str, *words: str) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err and "Exception ignored" not in err, err
     for word in words:
@@ -567,10 +558,10 @@ def _one_line(err: str, *words: str) -> None:
 def test_a_full_or_closed_stdout_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
     code = design_file(tmp_path, "c.json", "frc", n=6, s=2)
     args = [code if a == "CODE" else a for a in args]
-    full = _gctool(args, ">/dev/full")
+    full = gctool_process(*args, shell=">/dev/full")
     assert full.returncode == 2
     _one_line(full.stderr, "gctool: error: stdout: cannot write (No space left on device)")
-    closed = _gctool(args, ">&-")
+    closed = gctool_process(*args, shell=">&-")
     assert closed.returncode == 2
     _one_line(closed.stderr, "gctool: error: stdout: cannot write")
 
@@ -585,8 +576,8 @@ def test_a_broken_pipe_ends_silently_with_exit_0(tmp_path: Path, args: list[str]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(3) as pool:  # side by side: the reader goes away at different moments
-        for proc in pool.map(lambda _: _gctool(
-                args, '| head -c 10 >/dev/null; exit "${PIPESTATUS[0]}"'), range(3)):
+        for proc in pool.map(lambda _: gctool_process(
+                *args, shell='| head -c 10 >/dev/null; exit "${PIPESTATUS[0]}"'), range(3)):
             assert (proc.returncode, proc.stderr) == (0, "")
 
 
@@ -594,7 +585,8 @@ def test_a_closed_stdout_does_not_receive_an_output_file(tmp_path: Path) -> None
     """With descriptor 1 closed, the output file would be opened as descriptor 1; it is kept
     for /dev/null, and a command that writes a file works."""
     out = tmp_path / "o.json"
-    proc = _gctool(["design", "frc", "-n", "6", "-s", "2", "-o", str(out), "-q"], ">&- 2>&-")
+    proc = gctool_process("design", "frc", "-n", "6", "-s", "2", "-o", str(out), "-q",
+                          shell=">&- 2>&-")
     assert proc.returncode == 0
     assert loads(out.read_text())["scheme"] == "frc"
 
@@ -604,13 +596,15 @@ def test_errors_with_a_full_or_closed_stderr_keep_their_exit_code(tmp_path: Path
                                                                  stderr: str) -> None:
     code = design_file(tmp_path, "c.json", "frc", n=6, s=2)
     missing = str(tmp_path / "missing.json")
-    proc = _gctool(["verify", missing], stderr)
+    proc = gctool_process("verify", missing, shell=stderr)
     assert (proc.returncode, proc.stdout) == (2, "")
-    proc = _gctool(["verify", missing, code], stderr)  # several FILEs: errors go to stderr only
+    # several FILEs: errors go to stderr only
+    proc = gctool_process("verify", missing, code, shell=stderr)
     assert proc.returncode == 2
     assert proc.stdout.splitlines() == [f"{code}: OK: tolerates any 2 stragglers (frc, n=6, "
                                         "k=6, real)"]
-    proc = _gctool(["verify", missing, code, "--json"], stderr)  # the error is in the document
+    # the error is in the document
+    proc = gctool_process("verify", missing, code, "--json", shell=stderr)
     doc = json.loads(proc.stdout)
     assert proc.returncode == 2 and [e["exit_code"] for e in doc["files"]] == [2, 0]
     assert doc["files"][0]["error"].endswith("no such file")
@@ -619,7 +613,7 @@ def test_errors_with_a_full_or_closed_stderr_keep_their_exit_code(tmp_path: Path
 @pytest.mark.parametrize("name", ["GCTOOL_MAX_MEMORY", "GCTOOL_MAX_WORK"])
 @pytest.mark.parametrize("value", ["abc", "-1", "0", "nan", "inf", "1e400", "\x1b[2J"])
 def test_invalid_budget_environment_values_are_one_line(name: str, value: str) -> None:
-    r = CliRunner().invoke(cli, ["schema", "code"], env={name: value})
+    r = run("schema", "code", env={name: value})
     line = refused(r, name, "positive time with its unit" if name == "GCTOOL_MAX_WORK"
                    else "positive finite number")
     assert "\x1b" not in line
@@ -627,9 +621,7 @@ def test_invalid_budget_environment_values_are_one_line(name: str, value: str) -
 
 @pytest.mark.parametrize("name", ["GCTOOL_MAX_MEMORY", "GCTOOL_MAX_WORK"])
 def test_invalid_budget_environment_values_in_a_real_process(name: str) -> None:
-    import os
-
-    proc = _gctool(["design", "frc", "-n", "6", "-s", "2"], env={**os.environ, name: "lots"})
+    proc = gctool_process("design", "frc", "-n", "6", "-s", "2", env={name: "lots"})
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (
         "gctool: error: GCTOOL_MAX_WORK: not a positive time with its unit (e.g. 30s, 10min or "
@@ -695,17 +687,17 @@ def test_more_hostile_paths(tmp_path: Path, args: list[str], word: str) -> None:
     (tmp_path / "dir").mkdir()
     subs = {"LINK": str(tmp_path / "link"), "CODE": _json_code(tmp_path),
             "trace:DIR": f"trace:{tmp_path / 'dir'}"}
-    refused(CliRunner().invoke(cli, [subs.get(a, a) for a in args], input=""), word)
+    refused(run(*[subs.get(a, a) for a in args], input=""), word)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["code.json", "dir", "link"]
 
 
 def test_a_tiny_memory_budget_is_reported_in_bytes(tmp_path: Path) -> None:
-    line = refused(CliRunner().invoke(cli, ["verify", _json_code(tmp_path)],
-                                      env={"GCTOOL_MAX_MEMORY": "1000"}), "GCTOOL_MAX_MEMORY")
+    line = refused(run("verify", _json_code(tmp_path), env={"GCTOOL_MAX_MEMORY": "1000"}),
+                   "GCTOOL_MAX_MEMORY")
     assert "0 MiB" not in line and "budget of 1,000 bytes" in line, line
 
 
 def test_a_closed_stdin_is_one_line(tmp_path: Path) -> None:
-    proc = _gctool(["verify", "-"], "<&-")
+    proc = gctool_process("verify", "-", shell="<&-")
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "gctool: error: stdin: not "
                                                                   "available\n")

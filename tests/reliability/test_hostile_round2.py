@@ -15,7 +15,7 @@ import pytest
 
 from gctool.limits import DEFAULT_MAX_WORK
 
-from helpers import run
+from helpers import gctool_process, run
 from refusals import design_file, forbid, refused
 
 # -- N15: the --max-work default in --help is the constant -------------------------------------
@@ -33,14 +33,6 @@ def test_help_states_the_work_budget_that_applies(command: list[str]) -> None:
     assert float(m.group(1)) == DEFAULT_MAX_WORK
 
 
-def _gctool(args: list[str], env: dict[str, str] | None = None, timeout: float = 60,
-            **kw: Any) -> subprocess.CompletedProcess[str]:
-    """The real console entry point in a fresh interpreter (what ``gctool`` runs)."""
-    full = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "gctool", *args], capture_output=True,
-                          text=True, env=full, timeout=timeout, **kw)
-
-
 def _one_line(proc: subprocess.CompletedProcess[str], code: int = 2, *words: str) -> str:
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == code, (proc.returncode, proc.stderr)
@@ -56,7 +48,7 @@ def _one_line(proc: subprocess.CompletedProcess[str], code: int = 2, *words: str
 def test_a_memory_budget_beyond_the_kernels_range_means_no_process_limit(
         tmp_path: Path, value: str) -> None:
     path = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
-    proc = _gctool(["verify", path], env={"GCTOOL_MAX_MEMORY": value})
+    proc = gctool_process("verify", path, env={"GCTOOL_MAX_MEMORY": value})
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
@@ -64,7 +56,7 @@ def test_a_memory_budget_beyond_the_kernels_range_means_no_process_limit(
 def test_an_invalid_memory_budget_is_one_line_from_the_entry_point(
         tmp_path: Path, value: str) -> None:
     path = design_file(tmp_path, "c.json", "cyclic", n=6, s=1, seed=1)
-    _one_line(_gctool(["verify", path], env={"GCTOOL_MAX_MEMORY": value}), 2,
+    _one_line(gctool_process("verify", path, env={"GCTOOL_MAX_MEMORY": value}), 2,
               "GCTOOL_MAX_MEMORY")
 
 

@@ -31,7 +31,7 @@ import pytest
 from gctool.codes import design
 from gctool.io import code_bytes
 
-from helpers import run
+from helpers import gctool_process, run
 from jsondoc import loads
 from refusals import design_file, forbid, refused
 
@@ -363,12 +363,6 @@ def test_temporary_files_of_killed_runs_are_removed_by_the_next_write(tmp_path: 
 # ---------------------------------------------------------------------------------------------
 # real processes: native output, warnings, memory limits
 # ---------------------------------------------------------------------------------------------
-def _gctool(*args: str, preexec: Any = None, cwd: Path | None = None
-            ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "gctool", *args], capture_output=True,
-                          timeout=120, preexec_fn=preexec, cwd=cwd, check=False)
-
-
 def test_native_solver_output_and_warnings_stay_out_of_stdout_and_stderr(tmp_path: Path) -> None:
     # HiGHS's MIP solver printf()s 'HighsMipSolverData::transformNewIntegerFeasibleSolution
     # tmpSolver.run();' on file descriptor 1 whatever its options say (scipy's disp=False sets
@@ -377,16 +371,17 @@ def test_native_solver_output_and_warnings_stay_out_of_stdout_and_stderr(tmp_pat
     # around each solve; the CLI also sends descriptor 1 to /dev/null, its output to a duplicate
     rs = tmp_path / "rs.json"
     rs.write_bytes(code_bytes(design("rs", n=14, s=4), npz=False))
-    milp = _gctool("attack", str(rs), "--threshold", "--method", "milp", "--time-limit", "1",
-                   "--json")
+    milp = gctool_process("attack", str(rs), "--threshold", "--method", "milp", "--time-limit",
+                          "1", "--json", text=False)
     assert milp.returncode in (0, 1), milp.stderr
     assert milp.stderr == b""  # nothing but gctool's own output: here, none
     assert b"Highs" not in milp.stdout
     assert loads(milp.stdout)["mode"] == "threshold"  # one JSON document only
-    rs = _gctool("design", "rs", "-n", "300", "-s", "100", "--nodes", "integers", "--json")
+    rs = gctool_process("design", "rs", "-n", "300", "-s", "100", "--nodes", "integers", "--json",
+                        text=False)
     assert rs.returncode == 2 and rs.stdout == b""  # LAPACK's DLASCL lines went to /dev/null
     assert len(rs.stderr.decode().rstrip("\n").split("\n")) == 1, rs.stderr  # no warnings
-    named = _gctool("design", "frc", "-n", "6", "-s", "2", "-o", "/dev/stdout")
+    named = gctool_process("design", "frc", "-n", "6", "-s", "2", "-o", "/dev/stdout", text=False)
     assert named.returncode == 0 and loads(named.stdout)["scheme"] == "frc", named.stderr
 
 
@@ -397,7 +392,8 @@ def _limit_memory() -> None:
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_a_device_as_option_file_under_a_memory_limit(option_files: dict[str, str]) -> None:
-    r = _gctool("design", "hetero", "--p-file", option_files["zero.json"], preexec=_limit_memory)
+    r = gctool_process("design", "hetero", "--p-file", option_files["zero.json"], text=False,
+                       preexec_fn=_limit_memory)
     assert r.returncode == 2, r.stderr
     assert r.stderr.decode().count("\n") == 1 and b"256 MiB" in r.stderr, r.stderr
 

@@ -10,21 +10,21 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import InvalidInput
 from gctool.io import write_code
 from gctool.sim.delays import parse_delay
 from gctool.sim.run import simulate
 
+from helpers import run
+
 
 def _both(args: list[str]) -> tuple[str, dict[str, Any]]:
     """The text report and the JSON report of the same run."""
-    text = CliRunner().invoke(cli, args)
+    text = run(*args)
     assert text.exit_code == 0, text.stderr
-    res = CliRunner().invoke(cli, [*args, "--json"])
+    res = run(*args, "--json")
     assert res.exit_code == 0, res.stderr
     doc: dict[str, Any] = json.loads(res.stdout)
     return text.stdout, doc

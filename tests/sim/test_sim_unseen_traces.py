@@ -15,15 +15,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from gctool.cli.main import cli
 from gctool.codes import design
 from gctool.errors import InvalidInput
 from gctool.io import write_code
 from gctool.sim.delays import parse_delay
 from gctool.sim.run import simulate
 from gctool.sim.traces import HEADER, read_trace_csv
+
+from helpers import run
 
 R, N = 6, 10
 Row = tuple[int, int, float, float]
@@ -142,8 +142,8 @@ def test_broken_variants_are_refused_in_one_line(tmp_path: Path, variant: str) -
     code = tmp_path / "frc.json"
     write_code(design("frc", n=6, s=1), code)
     for extra in ([], ["--json"], ["--plot", str(tmp_path / "p.svg"), "--train"]):
-        res = CliRunner().invoke(cli, ["simulate", str(code), "--delay", f"trace:{path}",
-                                       "--iterations", "30", "--seed", "1", *extra])
+        res = run("simulate", str(code), "--delay", f"trace:{path}", "--iterations", "30", "--seed",
+                  "1", *extra)
         assert res.exit_code == 2, res.output
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in res.stderr
@@ -151,7 +151,7 @@ def test_broken_variants_are_refused_in_one_line(tmp_path: Path, variant: str) -
 
 
 def _cli_json(args: list[str]) -> dict[str, object]:
-    res = CliRunner().invoke(cli, args)
+    res = run(*args)
     assert res.exit_code == 0, res.stderr
     out: dict[str, object] = json.loads(res.stdout)
     return out
@@ -170,8 +170,7 @@ def test_worker_counts_other_than_the_codes(tmp_path: Path) -> None:
     assert isinstance(rows, list)
     assert all(EXPECTED.min() <= r["mean"]["value"] <= EXPECTED.max() for r in rows)
     # more code workers than trace workers: one clear line
-    res = CliRunner().invoke(cli, ["simulate", str(big), "--delay", f"trace:{trace}",
-                                   "--iterations", "60"])
+    res = run("simulate", str(big), "--delay", f"trace:{trace}", "--iterations", "60")
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr.strip() == "gctool: error: the trace has 10 workers, a scheme needs 12"
 
@@ -233,8 +232,8 @@ def test_delay_models_that_overflow_are_refused(tmp_path: Path, spec: str) -> No
         simulate([("frc", design("frc", n=6, s=1))], parse_delay(spec), iterations=200, seed=1)
     code = tmp_path / "frc.json"
     write_code(design("frc", n=6, s=1), code)
-    res = CliRunner().invoke(cli, ["simulate", str(code), "--delay", spec, "--iterations", "200",
-                                   "--plot", str(tmp_path / "p.svg"), "--train"])
+    res = run("simulate", str(code), "--delay", spec, "--iterations", "200", "--plot",
+              str(tmp_path / "p.svg"), "--train")
     assert res.exit_code == 2 and res.stdout == "" and len(res.stderr.strip().splitlines()) == 1
 
 
@@ -259,12 +258,10 @@ def test_pictures_of_degenerate_runs(tmp_path: Path, content: str) -> None:
 def test_plot_to_stdout_is_only_the_svg(tmp_path: Path) -> None:
     code = tmp_path / "frc.json"
     write_code(design("frc", n=6, s=1), code)
-    res = CliRunner().invoke(cli, ["simulate", str(code), "--iterations", "40", "--seed", "1",
-                                   "--plot", "-"])
+    res = run("simulate", str(code), "--iterations", "40", "--seed", "1", "--plot", "-")
     assert res.exit_code == 0
     doc = xml.dom.minidom.parseString(res.stdout)  # the whole of stdout is one SVG document
     root = doc.documentElement
     assert root is not None and root.tagName == "svg" and "wrote plot" not in res.stderr
-    res = CliRunner().invoke(cli, ["simulate", str(code), "--iterations", "40", "--plot", "-",
-                                   "--json"])
+    res = run("simulate", str(code), "--iterations", "40", "--plot", "-", "--json")
     assert res.exit_code == 2 and res.stdout == ""

@@ -19,6 +19,9 @@ from gctool.trainer.schemes import Coded, IgnoreStragglers, Uncoded, group_data,
 from gctool.trainer.worker import message, serve
 from gctool.trainer.workload import TwoLayer, make
 
+from helpers import run
+from refusals import refused
+
 
 def _problem(kind: str = "lsq"):
     return make(kind, None, np.random.default_rng(4), 8)[0]
@@ -201,16 +204,7 @@ def test_the_network_s_gradient_is_its_loss_s_derivative_and_splits_over_partiti
 
 
 def _refused(args: list[str], *words: str) -> None:
-    from click.testing import CliRunner
-
-    from gctool.cli.main import cli
-
-    r = CliRunner().invoke(cli, ["train", *args])
-    assert r.exit_code == 2, r.output
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and r.stdout == "", r.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
+    refused(run("train", *args), *words)
 
 
 def test_bad_input_is_one_line_before_any_cluster_starts(tmp_path) -> None:

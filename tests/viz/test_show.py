@@ -27,6 +27,7 @@ from gctool.registry import SCHEMES
 from gctool.viz import error_curve, heat_grid, parse_curve, picture, render_svg
 from gctool.viz.grid import grid_shape
 
+from helpers import run
 from jsondoc import loads
 from oracles import brute_worst, lstsq_error
 
@@ -44,10 +45,6 @@ def _rects(root: ET.Element, cls: str) -> list[ET.Element]:
     return [e for e in root.iter(SVG + "rect") if e.get("class") == cls]
 
 
-def _show(runner: CliRunner, *args: str, input: str | None = None) -> Any:
-    return runner.invoke(cli, ["show", *args], input=input)
-
-
 def _support(B: np.ndarray, m: int) -> np.ndarray:
     """n x k holder mask by loops (independent of GradientCode.support)."""
     n, cols = B.shape
@@ -56,8 +53,8 @@ def _support(B: np.ndarray, m: int) -> np.ndarray:
                      for i in range(n)])
 
 
-def _design_file(runner: CliRunner, path: Path, *args: str) -> Path:
-    result = runner.invoke(cli, ["design", *args, "-o", str(path)])
+def _design_file(path: Path, *args: str) -> Path:
+    result = run("design", *args, "-o", str(path))
     assert result.exit_code == 0, result.stderr
     return path
 
@@ -81,13 +78,13 @@ def _strip_output(args: list[str]) -> list[str]:
     return out
 
 
-def _fill_missing_inputs(args: list[str], runner: CliRunner) -> None:
+def _fill_missing_inputs(args: list[str]) -> None:
     """Input files an example names but does not create (e.g. the factors of a product code)
     are filled with a small code file, the only kind of input a design reads from a .json/.npz
     path here."""
     for a in args:
         if a.endswith((".json", ".npz")) and not Path(a).exists():
-            _design_file(runner, Path(a), "frc", "-n", "2", "-s", "1")
+            _design_file(Path(a), "frc", "-n", "2", "-s", "1")
 
 
 def _run_example(example: str, scheme: str, runner: CliRunner) -> tuple[Path | None, str]:
@@ -103,7 +100,7 @@ def _run_example(example: str, scheme: str, runner: CliRunner) -> tuple[Path | N
             is_target = args[:2] == ["design", scheme]
             if is_target:
                 args = _strip_output(args) + ["-o", str(target)]
-                _fill_missing_inputs(args[2:], runner)
+                _fill_missing_inputs(args[2:])
             result = runner.invoke(cli, args, input=stdin)
             if is_target:
                 return (target if result.exit_code == 0 else None), result.stderr
@@ -131,12 +128,12 @@ def test_show_renders_every_scheme(scheme: str, tmp_path: Path, runner: CliRunne
     monkeypatch.chdir(tmp_path)
     path = _example_code(scheme, runner)
     code = read_code(path)
-    text = _show(runner, str(path))
+    text = run("show", str(path))
     assert text.exit_code == 0, text.stderr
     assert scheme in text.stdout and "\x1b[" not in text.stdout
     S = ",".join(str(i) for i in range(max(1, min(code.s, code.n - 1)))) if code.n > 1 else ""
     extra = ["--stragglers", S] if S else []
-    result = _show(runner, str(path), "--svg", "pic.svg", "--json", "--max-sets", "300", *extra)
+    result = run("show", str(path), "--svg", "pic.svg", "--json", "--max-sets", "300", *extra)
     assert result.exit_code == 0, result.stderr
     doc = loads(result.stdout)
     B = np.asarray(code.B)
@@ -330,20 +327,18 @@ def test_curve_file_layouts(doc: Any, crc3: GradientCode) -> None:
     ({"nothing": 1}, "no curve"),
     ([{"s": 1, "error": 1, "normalize": "log"}], "unknown normalize"),
 ])
-def test_bad_curve_files_exit_2(doc: Any, message: str, tmp_path: Path, runner: CliRunner,
-                                crc3: GradientCode) -> None:
+def test_bad_curve_files_exit_2(doc: Any, message: str, tmp_path: Path, crc3: GradientCode) -> None:
     write_code(crc3, tmp_path / "c.json")
     (tmp_path / "curve.json").write_text(json.dumps(doc))
-    result = _show(runner, str(tmp_path / "c.json"), "--curve-file", str(tmp_path / "curve.json"))
+    result = run("show", str(tmp_path / "c.json"), "--curve-file", str(tmp_path / "curve.json"))
     assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
 
 
-def test_curve_file_is_drawn_instead_of_computed(tmp_path: Path, runner: CliRunner,
-                                                 crc3: GradientCode) -> None:
+def test_curve_file_is_drawn_instead_of_computed(tmp_path: Path, crc3: GradientCode) -> None:
     write_code(crc3, tmp_path / "c.json")
     points = [{"s": s, "raw_error": e, "stragglers": [0]} for s, e in [(0, 0), (1, 0), (3, 3)]]
     (tmp_path / "curve.json").write_text(json.dumps({"curve": points}))
-    result = _show(runner, str(tmp_path / "c.json"), "--curve-file", str(tmp_path / "curve.json"),
+    result = run("show", str(tmp_path / "c.json"), "--curve-file", str(tmp_path / "curve.json"),
                    "--svg", str(tmp_path / "p.svg"), "--json")
     assert result.exit_code == 0, result.stderr
     doc = loads(result.stdout)
@@ -356,10 +351,10 @@ def test_curve_file_is_drawn_instead_of_computed(tmp_path: Path, runner: CliRunn
 # ---------------------------------------------------------------------------------------------
 # decoding vectors
 # ---------------------------------------------------------------------------------------------
-def test_decoding_vector_over_the_reals_recovers_the_sum(frc6: GradientCode, tmp_path: Path,
-                                                         runner: CliRunner) -> None:
+def test_decoding_vector_over_the_reals_recovers_the_sum(frc6: GradientCode,
+                                                         tmp_path: Path) -> None:
     write_code(frc6, tmp_path / "c.json")
-    result = _show(runner, str(tmp_path / "c.json"), "--stragglers", "3,0", "--json")
+    result = run("show", str(tmp_path / "c.json"), "--stragglers", "3,0", "--json")
     d = loads(result.stdout)["decoding"]
     assert d["stragglers"] == [0, 3] and d["decodes"] is True
     a = np.array(d["a"][0])
@@ -375,12 +370,11 @@ def test_decoding_vector_over_gf7_is_exact(gf7: GradientCode) -> None:
     assert d.A[0, 1] == 0 and d.A[0, 4] == 0
 
 
-def test_undecodable_stragglers_are_shown_not_audited(frc6: GradientCode, tmp_path: Path,
-                                                      runner: CliRunner) -> None:
+def test_undecodable_stragglers_are_shown_not_audited(frc6: GradientCode, tmp_path: Path) -> None:
     write_code(frc6, tmp_path / "c.json")
-    result = _show(runner, str(tmp_path / "c.json"), "--stragglers", "0,1,2")
+    result = run("show", str(tmp_path / "c.json"), "--stragglers", "0,1,2")
     assert result.exit_code == 0 and "does not decode" in result.stdout
-    doc = loads(_show(runner, str(tmp_path / "c.json"), "--stragglers", "0,1,2",
+    doc = loads(run("show", str(tmp_path / "c.json"), "--stragglers", "0,1,2",
                            "--json").stdout)
     assert doc["decoding"]["decodes"] is False
     assert doc["decoding"]["error"] == pytest.approx(lstsq_error(np.asarray(frc6.B), (3, 4, 5)))
@@ -389,20 +383,19 @@ def test_undecodable_stragglers_are_shown_not_audited(frc6: GradientCode, tmp_pa
 @pytest.mark.parametrize("value, message", [
     ("0,6", "not a worker"), ("a,b", "worker indices"), ("1,1", "repeats"), ("-1", "not a worker"),
 ])
-def test_bad_stragglers_exit_2(value: str, message: str, tmp_path: Path, runner: CliRunner,
+def test_bad_stragglers_exit_2(value: str, message: str, tmp_path: Path,
                                frc6: GradientCode) -> None:
     write_code(frc6, tmp_path / "c.json")
-    result = _show(runner, str(tmp_path / "c.json"), "--stragglers", value)
+    result = run("show", str(tmp_path / "c.json"), "--stragglers", value)
     assert result.exit_code == 2 and message in result.stderr
 
 
 # ---------------------------------------------------------------------------------------------
 # terminal view and JSON summary
 # ---------------------------------------------------------------------------------------------
-def test_terminal_view_of_60_workers_has_one_row_per_worker(tmp_path: Path,
-                                                            runner: CliRunner) -> None:
-    path = _design_file(runner, tmp_path / "c.json", "frc", "-n", "60", "-s", "2")
-    out = _show(runner, str(path)).stdout.splitlines()
+def test_terminal_view_of_60_workers_has_one_row_per_worker(tmp_path: Path) -> None:
+    path = _design_file(tmp_path / "c.json", "frc", "-n", "60", "-s", "2")
+    out = run("show", str(path)).stdout.splitlines()
     rows = [line for line in out if line[:4].strip().isdigit()]
     assert len(rows) == 60 and "summarised" not in "\n".join(out)
     assert all(len(line) <= 100 for line in out[2:])  # fits a 100-column terminal
@@ -411,33 +404,32 @@ def test_terminal_view_of_60_workers_has_one_row_per_worker(tmp_path: Path,
     assert rows[0].count("█") == 3 and rows[0].count("·") == 57
 
 
-def test_terminal_view_summarises_beyond_max_cells(tmp_path: Path, runner: CliRunner) -> None:
-    path = _design_file(runner, tmp_path / "c.json", "frc", "-n", "61", "-s", "0")
-    result = _show(runner, str(path))
+def test_terminal_view_summarises_beyond_max_cells(tmp_path: Path) -> None:
+    path = _design_file(tmp_path / "c.json", "frc", "-n", "61", "-s", "0")
+    result = run("show", str(path))
     assert "summarised: 61 x 61 entries in 31 x 31 blocks of up to 2 x 2" in result.stdout
-    doc = loads(_show(runner, str(path), "--json").stdout)
+    doc = loads(run("show", str(path), "--json").stdout)
     assert doc["view"] == {"summarised": True, "rows": 31, "cols": 31, "block_rows": 2,
                            "block_cols": 2, "cell": "density", "scale": "linear"}
 
 
-def test_terminal_view_shows_gf_elements(gf7: GradientCode, tmp_path: Path,
-                                         runner: CliRunner) -> None:
+def test_terminal_view_shows_gf_elements(gf7: GradientCode, tmp_path: Path) -> None:
     write_code(gf7, tmp_path / "c.json")
-    out = _show(runner, str(tmp_path / "c.json"), "--stragglers", "0").stdout.splitlines()
+    out = run("show", str(tmp_path / "c.json"), "--stragglers", "0").stdout.splitlines()
     row = next(line for line in out if line.strip().startswith("1 ") and "·" in line)
     assert row.split()[1:5] == ["·", "6", "2", "1"]
     assert any(line.split()[:2] == ["✗", "0"] for line in out)
 
 
-def test_json_summary(gf7: GradientCode, tmp_path: Path, runner: CliRunner) -> None:
+def test_json_summary(gf7: GradientCode, tmp_path: Path) -> None:
     write_code(gf7, tmp_path / "c.json")
-    doc = loads(_show(runner, str(tmp_path / "c.json"), "--json").stdout)
+    doc = loads(run("show", str(tmp_path / "c.json"), "--json").stdout)
     assert doc["format"] == "gctool.show" and doc["field"] == "GF(7)" and doc["s"] == 2
     assert doc["nnz"] == 18 and doc["density"] == 0.5 and doc["ok"] is True
     assert doc["values"] == {"shown": "element", "distinct_nonzero": 3, "elements": [1, 2, 6],
                              "order": 7}
     assert doc["curve"] is None and doc["decoding"] is None and doc["svg"] is None
-    with_curve = loads(_show(runner, str(tmp_path / "c.json"), "--json", "--curve").stdout)
+    with_curve = loads(run("show", str(tmp_path / "c.json"), "--json", "--curve").stdout)
     assert [p["error"] for p in with_curve["curve"]["points"]] == [0, 0, 0, 1, 1, 1, 1]
 
 
@@ -451,10 +443,10 @@ def test_magnitude_scale_turns_logarithmic_for_wide_ranges() -> None:
     assert lin.scale.kind == "linear" and lin.values[0, 1] == 2.0 and lin.colors[1][1] is None
 
 
-def test_complex_code_shows_magnitudes(tmp_path: Path, runner: CliRunner) -> None:
+def test_complex_code_shows_magnitudes(tmp_path: Path) -> None:
     B = np.array([[1 + 1j, 0, 2], [0, 3j, 1], [1, 1, -1j]])
     write_code(GradientCode(B, parse_field("complex"), 0, "custom"), tmp_path / "c.json")
-    result = _show(runner, str(tmp_path / "c.json"), "--stragglers", "", "--svg",
+    result = run("show", str(tmp_path / "c.json"), "--stragglers", "", "--svg",
                    str(tmp_path / "c.svg"), "--json", "--no-curve")
     doc = loads(result.stdout)
     assert doc["values"]["max_abs"] == 3.0 and doc["values"]["complex_entries"] == 3
@@ -465,17 +457,16 @@ def test_complex_code_shows_magnitudes(tmp_path: Path, runner: CliRunner) -> Non
 # ---------------------------------------------------------------------------------------------
 # files and usage
 # ---------------------------------------------------------------------------------------------
-def test_svg_to_stdout_prints_only_the_svg(frc6: GradientCode, tmp_path: Path,
-                                           runner: CliRunner) -> None:
+def test_svg_to_stdout_prints_only_the_svg(frc6: GradientCode, tmp_path: Path) -> None:
     write_code(frc6, tmp_path / "c.json")
-    result = _show(runner, str(tmp_path / "c.json"), "--svg", "-", "--no-curve")
+    result = run("show", str(tmp_path / "c.json"), "--svg", "-", "--no-curve")
     assert result.exit_code == 0
     assert len(_rects(_svg(result.stdout), "cell")) == 36
 
 
-def test_svg_read_from_stdin_code(frc6: GradientCode, tmp_path: Path, runner: CliRunner) -> None:
+def test_svg_read_from_stdin_code(frc6: GradientCode, tmp_path: Path) -> None:
     write_code(frc6, tmp_path / "c.json")
-    result = _show(runner, "-", "--svg", str(tmp_path / "p.svg"),
+    result = run("show", "-", "--svg", str(tmp_path / "p.svg"),
                    input=(tmp_path / "c.json").read_text())
     assert result.exit_code == 0 and (tmp_path / "p.svg").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
@@ -492,10 +483,10 @@ def test_svg_read_from_stdin_code(frc6: GradientCode, tmp_path: Path, runner: Cl
     (["--curve-file", "x.json", "--max-sets", "10"], "--max-sets applies to"),
 ])
 def test_usage_errors_exit_2(args: list[str], message: str, frc6: GradientCode, tmp_path: Path,
-                             runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     write_code(frc6, tmp_path / "c.json")
-    result = _show(runner, "c.json", *args)
+    result = run("show", "c.json", *args)
     assert result.exit_code == 2 and message in result.stderr and result.stdout == ""
     assert not (tmp_path / "no").exists()
 
@@ -527,7 +518,7 @@ def cyclic14(tmp_path: Path) -> str:
 
 def test_curve_refused_above_the_work_budget_names_shows_options(
         cyclic14: str, runner: CliRunner) -> None:
-    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "100us"))
+    line = _refusal(run("show", cyclic14, "--curve", "--max-work", "100us"))
     # the estimate's figure follows the calibration: any time above the budget it names
     m = re.match(r"gctool: error: the error curve \(n=14, k\*m=14\): its 14 single "
                  r"stragglers needs about (\d+) us \(estimated, one core\)", line)
@@ -536,9 +527,9 @@ def test_curve_refused_above_the_work_budget_names_shows_options(
     assert line.endswith(f"; {TYPED_WITHOUT_CURVE}, or raise --max-work"), line
     # following the suggestion draws the picture without the curve; --max-work, which only
     # the curve uses, is refused rather than ignored when it is kept
-    assert _show(runner, cyclic14, "--no-curve").exit_code == 0
+    assert run("show", cyclic14, "--no-curve").exit_code == 0
     assert "--max-work applies to the error curve" in _refusal(
-        _show(runner, cyclic14, "--no-curve", "--max-work", "100us"))
+        run("show", cyclic14, "--no-curve", "--max-work", "100us"))
     # the budget from the environment: nothing typed to drop
     line = _refusal(runner.invoke(cli, ["show", cyclic14, "--curve"],
                                   env={"GCTOOL_MAX_WORK": "100us"}))
@@ -546,22 +537,22 @@ def test_curve_refused_above_the_work_budget_names_shows_options(
 
 
 def test_curve_refused_above_the_memory_budget_names_shows_options(
-        cyclic14: str, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+        cyclic14: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GCTOOL_MAX_MEMORY", "1000")
-    line = _refusal(_show(runner, cyclic14, "--curve"))
+    line = _refusal(run("show", cyclic14, "--curve"))
     assert line.startswith("gctool: error: the optimal decoder's set-up (n=14, k*m=14, real: "
                            "SVDs of B) needs about"), line
     assert line.endswith(f"(GCTOOL_MAX_MEMORY); {WITHOUT_CURVE}"), line
 
 
 def test_curve_search_over_the_work_budget_names_shows_options(
-        cyclic14: str, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+        cyclic14: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A search that spends the budget while it runs (its estimate let it start)."""
     from gctool.audit import exhaustive
 
     monkeypatch.setattr(exhaustive, "check_sets", lambda *args, **kw: None)
     monkeypatch.setattr("gctool.budget.Budget.check_work", lambda *args, **kw: None)
-    line = _refusal(_show(runner, cyclic14, "--curve", "--max-work", "100us"))
+    line = _refusal(run("show", cyclic14, "--curve", "--max-work", "100us"))
     assert line.startswith("gctool: error: the search on this code (n=14, k*m=14, real) "
                            ) and "(estimated, one core; " in line, line
     assert line.endswith(f"; {TYPED_WITHOUT_CURVE}, or raise --max-work"), line
