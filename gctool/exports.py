@@ -102,6 +102,7 @@ class Export:
                 arrays = {k: stored(v, self.fmt) if k in _VALUES else v
                           for k, v in arrays.items()}
             return npz_bytes(arrays, self.meta)
+        self._check_json_range()
         doc = dict(self.meta)
         fld = self.field
         doc["B"] = encode_matrix(self.arrays["B"], fld)
@@ -115,6 +116,29 @@ class Export:
                 if key in self.arrays:
                     doc[key] = self.arrays[key].tolist()
         return dumps_document(doc).encode("utf-8")
+
+
+    def _check_json_range(self) -> None:
+        """Refuse JSON output of values that ``dtype`` cannot hold: rounded to the format they
+        are infinite (NPZ stores them so, and the bound calls such a pattern unbounded), and
+        JSON has no number for them."""
+        from gctool.errors import InvalidInput
+
+        if self.fmt is None:
+            return
+        for key, where in (("B", "row {} of B"), ("target", "the target"),
+                           ("A", "the decoder of straggler set {}")):
+            if key not in self.arrays:
+                continue
+            values = self.arrays[key]
+            bad = ~np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                at = self.arrays["patterns"][i].tolist() if key == "A" else i
+                raise InvalidInput(
+                    f"{where.format(at)} has an entry beyond {self.fmt.name}'s range "
+                    f"(largest {self.fmt.max:g}), which JSON cannot write: write .npz (which "
+                    "stores it as inf) or choose a wider `dtype`", param="dtype")
 
 
 def estimate_bytes(code: GradientCode, s: int) -> tuple[int, int]:
