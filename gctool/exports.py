@@ -339,8 +339,10 @@ def export_npz(  # noqa: PLR0913 (the options of gctool export)
         checkpoint()
         a, ok, err, mask = table.vectors(F)
         cols = {} if mask is None else {"structured": mask}
-        if bound is not None:
-            cols["error_bound"] = bound.add(_stragglers_of(F, code.n), _padded(F, a, code))
+        if bound is not None and fmt is not None:
+            full = _padded(F, a, code)
+            cols["error_bound"] = bound.add(_stragglers_of(F, code.n), full)
+            err = _stored_error(rounded(full, fmt), arrays["B"], arrays["target"])
         return TableRows(a, ok, err, cols)
 
     def extra(summary: TableSummary) -> dict[str, np.ndarray]:
@@ -422,6 +424,15 @@ def _padded(F: np.ndarray, a: np.ndarray, code: GradientCode) -> np.ndarray:
     return full
 
 
+def _stored_error(a: np.ndarray, B: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """``||a[p] B - T||^2`` of each padded decoder a (b, m, n), with B and the targets T as
+    ``dtype`` stores them: the residual of the values the file holds (inf when one is beyond
+    the format's range)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        err = np.sum(np.abs(np.einsum("bun,nk->buk", a, B) - T[None]) ** 2, axis=(1, 2))
+    return np.where(np.isnan(err), np.inf, err)
+
+
 def _stragglers_of(F: np.ndarray, n: int) -> np.ndarray:
     """The straggler sets (b, n - f) of survivor sets F (b, f), sorted."""
     mask = np.ones((F.shape[0], n), dtype=bool)
@@ -468,6 +479,9 @@ class _Table(TableDecoder):
         super().__init__(code, tol, use_structured)
         self.fmt = fmt
         self.bound = None if fmt is None else TableBound(code, fmt)
+        #: with ``fmt``: B and the targets as stored, whose residual the table records
+        self.stored = (() if fmt is None else
+                       (rounded(code.B, fmt), rounded(code.targets(), fmt)))
         self.bounds: list[np.ndarray] = []  # per chunk, with ``fmt``
         self.pats: list[np.ndarray] = []
         self.As: list[np.ndarray] = []
@@ -500,6 +514,7 @@ class _Table(TableDecoder):
         if self.bound is not None and self.fmt is not None:  # bounded, then stored in fmt
             self.bounds.append(self.bound.add(S, full))
             full = rounded(full, self.fmt)
+            err = _stored_error(full, *self.stored)
         self.pats.append(S)
         self.As.append(full[:, 0, :] if m == 1 else full)
         self.oks.append(ok)
