@@ -4,7 +4,7 @@ view, the worst-case error curve, decoding vectors, and a standalone SVG writer.
 The core never imports click or rich; the terminal rendering lives in :mod:`gctool.cli.show`.
 """
 
-from gctool.viz.curve import Curve, CurvePoint, error_curve, parse_curve, read_curve
+from gctool.viz.curve import Curve, error_curve, parse_curve, read_curve
 from gctool.viz.grid import HeatGrid, heat_grid
 from gctool.viz.picture import (
     DecodingView,
@@ -19,7 +19,6 @@ from gctool.viz.svg import SVG_MAX_CELLS, render_svg
 __all__ = [
     "SVG_MAX_CELLS",
     "Curve",
-    "CurvePoint",
     "DecodingView",
     "HeatGrid",
     "Picture",

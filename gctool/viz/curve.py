@@ -2,8 +2,10 @@
 optimal-decoding error over all straggler sets of size s, or read from a JSON curve file.
 
 The points come from the audit layer's one curve engine (:func:`gctool.audit.attack.curve`,
-exhaustive, exact; the same as ``gctool attack`` (``curve``)); this module only chooses the sizes
-within the budget, converts the raw errors to the picture's unit and reads curve files.
+exhaustive, exact; the same as ``gctool attack`` (``curve``)), and they are its points
+(:class:`~gctool.reports.WorstPoint`, the one record of a curve's point, also for a point read
+from a curve file); this module only chooses the sizes within the budget, expresses the points
+in the picture's unit, judges which sizes decode and reads curve files.
 
 Unit: over the reals and complex numbers ``error = raw / (k*m)``, the raw squared error
 ``min_a ||a^T B_F - T||^2`` divided by the squared norm of the targets (``k`` for m = 1, where it
@@ -23,14 +25,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gctool.budget import Budget
 from gctool.errors import CodeFileError
 from gctool.limits import DEFAULT_CURVE_SETS
 from gctool.model import GradientCode
-from gctool.reports import Report
+from gctool.reports import NOT_JSON, Report, WorstPoint
 
 UNIT = "raw squared error / (k*m) (GF(q): 0/1 indicator); 0 = decodes, 1 = nothing recovered"
 
@@ -39,33 +41,42 @@ def fraction(raw: float, code: GradientCode) -> float:
     return raw if code.field.is_finite else raw / (code.k * code.m)
 
 
-@dataclass
-class CurvePoint(Report):
-    s: int
-    error: float  # raw / (k*m); the 0/1 indicator over GF(q)
-    raw_error: float | None
-    stragglers: list[int] | None  # a worst set (witness), when known
-    decodes: bool  # every set of size s decodes (error within the decoding tolerance)
-    exact: bool = True
+#: the keys of a point in show's JSON (``curve.points``), in order
+POINT_KEYS = ("s", "error", "raw_error", "stragglers", "decodes", "exact")
 
 
 @dataclass
 class Curve(Report):
+    """A worst-case error curve as ``show`` draws it: the curve's points (the library's
+    :class:`~gctool.reports.WorstPoint`, with ``error`` in :data:`UNIT`: :func:`fraction` of
+    ``raw_error``), whether each size decodes, the sizes not computed and where the curve came
+    from."""
+
     source: str  # "exhaustive attack" (computed here) or "file <path>"
     unit: str
-    points: list[CurvePoint]
+    points: list[WorstPoint]
+    #: per s of a point: every set of size s decodes (the attack's rule with the decoding
+    #: tolerance, or as a curve file states); in the JSON, each point's ``decodes``
+    decodes: dict[int, bool] = field(metadata=NOT_JSON)
     skipped: list[int] = field(default_factory=list)
     max_sets: int | None = None
     checked: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """show's ``curve`` document: each point with the keys :data:`POINT_KEYS`."""
+        doc = super().to_dict()
+        doc["points"] = [{key: self.decodes[p["s"]] if key == "decodes" else p[key]
+                          for key in POINT_KEYS} for p in doc["points"]]
+        return doc
 
     def informative(self, n: int) -> bool:
         """Worth drawing: some point lies strictly between the trivial ends s = 0 and
         s >= n - 1 (with only those, the curve says nothing about the code)."""
         return any(0 < p.s < n - 1 for p in self.points)
 
-    def first_failure(self) -> CurvePoint | None:
+    def first_failure(self) -> WorstPoint | None:
         """The point of the smallest computed s where some set fails to decode."""
-        return next((p for p in self.points if not p.decodes), None)
+        return next((p for p in self.points if not self.decodes[p.s]), None)
 
 
 def runs(values: list[int]) -> list[set[int]]:
@@ -105,14 +116,21 @@ def error_curve(
     todo = plan_sizes(code.n, int(code.B.shape[1]), max_sets)
     skipped = [s for s in range(code.n + 1) if s not in set(todo)]
     if not todo:
-        return Curve("exhaustive attack", UNIT, [], skipped, max_sets, 0)
+        return Curve("exhaustive attack", UNIT, [], {}, skipped, max_sets, 0)
     # a curve the budget stops is refused: show never draws (nor writes) part of one
     report = curve(code, sizes=todo, method="exhaustive", keep_at_budget=False,
                    budget=Budget.default() if budget is None else budget,
                    tol=DEFAULT_TOL if tol is None else tol, progress=progress)
-    points = [CurvePoint(p.s, fraction(p.raw_error, code), p.raw_error, p.stragglers,
-                         _decodes(p.raw_error, code, tol), p.exact) for p in report.curve]
-    return Curve("exhaustive attack", UNIT, points, skipped, max_sets, report.checked)
+    points = [_in_unit(p, report.scale, code) for p in report.curve]
+    decodes = {p.s: _decodes(p.raw_error, code, tol) for p in points}
+    return Curve("exhaustive attack", UNIT, points, decodes, skipped, max_sets, report.checked)
+
+
+def _in_unit(point: WorstPoint, scale: float, code: GradientCode) -> WorstPoint:
+    """A point of an attack's curve (its errors divided by ``scale``) in the picture's unit."""
+    upper = point.upper_bound
+    return replace(point, error=fraction(point.raw_error, code),
+                   upper_bound=None if upper is None else fraction(upper * scale, code))
 
 
 def _decodes(raw: float, code: GradientCode, tol: float | None) -> bool:
@@ -196,7 +214,9 @@ def _raw(point: Mapping[str, Any], meta: Mapping[str, Any], code: GradientCode, 
     return value * scale
 
 
-def _point(item: Any, meta: Mapping[str, Any], code: GradientCode, i: int) -> CurvePoint:
+def _point(item: Any, meta: Mapping[str, Any], code: GradientCode, i: int
+           ) -> tuple[WorstPoint, bool]:
+    """The point ``i`` of a curve file and whether its size decodes."""
     if not isinstance(item, dict):
         raise CodeFileError(f"point {i} must be an object with 's' and 'raw_error' or 'error'")
     s = item.get("s")
@@ -210,7 +230,10 @@ def _point(item: Any, meta: Mapping[str, Any], code: GradientCode, i: int) -> Cu
     decodes = item.get("decodes")
     if not isinstance(decodes, bool):
         decodes = _decodes(raw, code, None)
-    return CurvePoint(s, fraction(raw, code), raw, S, decodes, bool(item.get("exact", True)))
+    method = item.get("method")  # (an attack's file names it; show does not use it)
+    point = WorstPoint(s, S, fraction(raw, code), raw, bool(item.get("exact", True)),
+                       method if isinstance(method, str) else "", None)
+    return point, decodes
 
 
 def parse_curve(doc: Any, code: GradientCode, source: str) -> Curve:
@@ -219,11 +242,11 @@ def parse_curve(doc: Any, code: GradientCode, source: str) -> Curve:
     for key, value in (("n", code.n), ("k", code.k)):
         if key in meta and meta[key] != value:
             raise CodeFileError(f"the curve is for {key} = {meta[key]!r}, the code has {value}")
-    points = sorted((_point(x, meta, code, i) for i, x in enumerate(items)), key=lambda p: p.s)
-    if not points:
+    read = sorted((_point(x, meta, code, i) for i, x in enumerate(items)), key=lambda r: r[0].s)
+    if not read:
         raise CodeFileError("the curve has no points")
-    if len({p.s for p in points}) != len(points):
+    decodes = {p.s: d for p, d in read}
+    if len(decodes) != len(read):
         raise CodeFileError("the curve has two points with the same s")
-    have = {p.s for p in points}
-    skipped = [s for s in range(code.n + 1) if s not in have]
-    return Curve(f"file {source}", UNIT, points, skipped, None, 0)
+    skipped = [s for s in range(code.n + 1) if s not in decodes]
+    return Curve(f"file {source}", UNIT, [p for p, _ in read], decodes, skipped, None, 0)

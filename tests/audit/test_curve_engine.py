@@ -65,7 +65,7 @@ def test_show_curve_is_the_same_engine_in_the_picture_unit(
         assert p.error == pytest.approx(brute[p.s] / unit, abs=1e-8)
         assert p.raw_error == engine[p.s].raw_error and p.stragglers == engine[p.s].stragglers
         tolerance = 0.0 if code.field.is_finite else 1e-9 * code.k
-        assert p.decodes == (brute[p.s] <= tolerance)
+        assert drawn.decodes[p.s] == (brute[p.s] <= tolerance)
     assert all(0.0 <= p.error <= 1.0 + 1e-9 for p in drawn.points)
 
 

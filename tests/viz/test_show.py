@@ -249,7 +249,7 @@ def test_error_curve_matches_brute_force(name: str, request: pytest.FixtureReque
     assert [p.s for p in curve.points] == list(range(code.n + 1)) and not curve.skipped
     for p in curve.points:
         assert p.error == pytest.approx(_brute_worst(code, p.s), abs=1e-9)
-        assert p.decodes == (p.s <= code.s)  # these codes tolerate exactly their s
+        assert curve.decodes[p.s] == (p.s <= code.s)  # these codes tolerate exactly their s
         assert p.exact
 
 
@@ -280,11 +280,41 @@ def test_a_curve_that_does_not_fit_names_the_caps_in_their_units(tmp_path: Path,
     assert f"about {CURVE_MAX_WORK / 1e9:g} s" in r.stdout and "flops" not in r.stdout
 
 
-def test_a_curve_with_only_trivial_points_is_left_out_of_the_svg(crc3: GradientCode) -> None:
-    from gctool.viz.curve import Curve, CurvePoint
+def _curve(errors: dict[int, float], decodes: dict[int, bool]) -> Any:
+    """A curve of show with these errors by s (the raw errors the same, no witnesses)."""
+    from gctool.reports import WorstPoint
+    from gctool.viz.curve import Curve
 
-    trivial = Curve("test", "u", [CurvePoint(s, float(s > 1), None, None, s <= 1)
-                                  for s in (0, 2, 3)])
+    return Curve("test", "u", [WorstPoint(s, None, e, e, True, "exhaustive", None)
+                               for s, e in errors.items()], decodes)
+
+
+def test_the_json_of_a_curve_in_attack_and_in_show(crc3: GradientCode, tmp_path: Path) -> None:
+    """One curve in the two documents (their keys pinned, in order): attack's points are the
+    library's WorstPoint, show's are those points in its unit with whether their size decodes,
+    and show draws attack's file as the curve it computes."""
+    path, saved = tmp_path / "c.json", tmp_path / "curve.json"
+    write_code(crc3, path)
+    attack = run("attack", str(path), "--curve", "--json").stdout
+    saved.write_text(attack)
+    points = loads(attack)["curve"]
+    assert [list(p) for p in points] == [["s", "stragglers", "error", "raw_error", "exact",
+                                          "method", "upper_bound"]] * 4
+    drawn = loads(run("show", str(path), "--curve", "--json").stdout)["curve"]
+    read = loads(run("show", str(path), "--curve-file", str(saved), "--json").stdout)["curve"]
+    for doc in (drawn, read):
+        assert list(doc) == ["source", "unit", "points", "skipped", "max_sets", "checked"]
+        assert [list(p) for p in doc["points"]] == [["s", "error", "raw_error", "stragglers",
+                                                     "decodes", "exact"]] * 4
+    assert [p["raw_error"] for p in drawn["points"]] == [p["raw_error"] for p in points]
+    assert [p["error"] for p in drawn["points"]] == [p["raw_error"] / 3 for p in points]
+    assert [p["decodes"] for p in drawn["points"]] == [True, True, False, False]
+    assert read["points"] == drawn["points"] and read["source"] == f"file {saved}"
+    assert (drawn["max_sets"], read["max_sets"], read["checked"]) == (20_000, None, 0)
+
+
+def test_a_curve_with_only_trivial_points_is_left_out_of_the_svg(crc3: GradientCode) -> None:
+    trivial = _curve({0: 0.0, 2: 1.0, 3: 1.0}, decodes={0: True, 2: False, 3: False})
     root = _svg(render_svg(picture(crc3, curve=trivial)))
     assert not list(root.iter(SVG + "circle"))
     assert any("error curve left out" in (e.text or "") for e in root.iter(SVG + "text"))
@@ -292,11 +322,10 @@ def test_a_curve_with_only_trivial_points_is_left_out_of_the_svg(crc3: GradientC
 
 def test_terminal_sparkline_bins_long_curves() -> None:
     from gctool.cli.render.show import _sparkline
-    from gctool.viz.curve import CurvePoint
 
-    by_s = {s: CurvePoint(s, 0.0 if s < 10 else 1.0, None, None, s < 10)
-            for s in list(range(12)) + [200]}
-    line = _sparkline(by_s, 200)
+    sizes = [*range(12), 200]
+    line = _sparkline(_curve({s: float(s >= 10) for s in sizes},
+                             decodes={s: s < 10 for s in sizes}), 200)
     cells = line.split(" (each")[0]
     assert len(cells) == 51 and "each character: 4 values of s" in line
     assert cells[:3] == "__█" and cells[3:50].strip() == "" and cells[50] == "█"
@@ -314,7 +343,7 @@ def test_terminal_sparkline_bins_long_curves() -> None:
 def test_curve_file_layouts(doc: Any, crc3: GradientCode) -> None:
     curve = parse_curve(doc, crc3, "c.json")
     assert [(p.s, p.error) for p in curve.points] == [(0, 0.0), (2, 0.5)]
-    assert [p.decodes for p in curve.points] == [True, False]
+    assert [curve.decodes[p.s] for p in curve.points] == [True, False]
     assert curve.skipped == [1, 3] and curve.source == "file c.json"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gctool.cli.render.common import escape, fmt, stdout_console
-from gctool.viz.curve import ranges
+from gctool.viz.curve import Curve, ranges
 from gctool.viz.grid import light
 from gctool.wording import counted
 
@@ -174,17 +174,16 @@ def _decoding_line(d: Any) -> str:
             f"{fmt(d.cond, 3)}, ||a|| {fmt(d.norm, 3)}, {counted(len(d.used), 'worker')} used")
 
 
-def _curve_lines(curve: Any, s_design: int) -> list[str]:
+def _curve_lines(curve: Curve, s_design: int) -> list[str]:
     if not curve.points:
         from gctool.limits import CURVE_MAX_WORK
 
         return ["[dim]error curve not computed: no s with 0 < s < n - 1 fits the budget "
                 f"(--max-sets, and about {CURVE_MAX_WORK / 1e9:g} s (estimated, one core) of "
                 "least squares)[/]"]
-    by_s = {p.s: p for p in curve.points}
-    top = max(by_s)
+    top = max(p.s for p in curve.points)
     lines = [f"worst-case error by s = 0..{top} (_ decodes, █ nothing recovered): "
-             f"[blue]{_sparkline(by_s, top)}[/]  (source: {escape(curve.source)})"]
+             f"[blue]{_sparkline(curve, top)}[/]  (source: {escape(curve.source)})"]
     first = curve.first_failure()
     if first is not None:
         lines.append(f"  first failing s = {first.s} (designed s = {s_design}): error "
@@ -195,9 +194,10 @@ def _curve_lines(curve: Any, s_design: int) -> list[str]:
     return lines
 
 
-def _sparkline(by_s: dict[int, Any], top: int, width: int = 60) -> str:
+def _sparkline(curve: Curve, top: int, width: int = 60) -> str:
     """One character per s (per bin of s when there are more than ``width`` values): the
     largest error in the bin, '_' when every computed set decodes, ' ' when none computed."""
+    by_s = {p.s: p for p in curve.points}
     bars = "▁▂▃▄▅▆▇█"
     step = -(-(top + 1) // width)
     out = []
@@ -205,7 +205,7 @@ def _sparkline(by_s: dict[int, Any], top: int, width: int = 60) -> str:
         pts = [by_s[s] for s in range(lo, min(top + 1, lo + step)) if s in by_s]
         if not pts:
             out.append(" ")
-        elif all(p.decodes for p in pts):
+        elif all(curve.decodes[p.s] for p in pts):
             out.append("_")
         else:
             out.append(bars[min(7, int(max(p.error for p in pts) * 8))])
