@@ -101,10 +101,14 @@ def test_export_json_tables_are_held_to_the_memory_budget(
 
 def test_schedule_simulations_are_estimated_before_they_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gctool.sequential import sgc
+    """Neither the schedule nor the estimate's replay of its rounds runs: 100,000 rounds of the
+    last W - 1 = 9,999 rounds' patterns (the replay took 5-8 min before it was capped,
+    gctool.sim.contenders.schedule.REPLAY_ENTRIES)."""
+    from gctool.sequential import model, sgc
 
     path = design_file(tmp_path, "m.json", "m-sgc", n=8, burst=1, window=10_000, lam=3)
     monkeypatch.setattr(sgc.MSGC, "step", forbid)
+    monkeypatch.setattr(model, "earliest_admissible_sorted", forbid)
     refused(run("simulate", path, "--iterations", "100000", "--no-baselines"),
             "jobs in flight", "--iterations")
 

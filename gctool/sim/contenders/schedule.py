@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from gctool.sim.estimators import Estimator
 
 
+#: the history entries (rounds x (W - 1)) above which :meth:`Schedule.probes` does not replay the
+#: run's rounds: each round reads the model's last W - 1 rounds (about 0.5 us an entry in
+#: Python), so at W = 10,000 the replay cost the estimate about what the run's schedule costs
+#: (m-sgc n=8, 100,000 rounds: 8 min before the refusal); above it the rounds count as sets of
+#: unknown size (at all n workers), as without the draws
+REPLAY_ENTRIES = 2_000_000
+
+
 class Schedule(Contender):
     kind = "sgc"
 
@@ -69,11 +77,15 @@ class Schedule(Contender):
         its reattempts, bit masks) is replayed with an oracle that records the sets it is
         asked; M-SGC's D2 groups are counted as the workers outside each round's straggler
         pattern (the waiting rule's choice replayed on the model), as its step's per-worker
-        entries would cost the estimate the schedule's own work."""
+        entries would cost the estimate the schedule's own work.  A replay of more than
+        :data:`REPLAY_ENTRIES` history entries is not made (``rounds`` sets of unknown size)."""
         from gctool.sequential.model import popcount
         from gctool.sequential.schedule import model_of, scheme_of
 
         if setting.times is None:
+            return rounds
+        model = model_of(self.matrix)
+        if rounds * (model.window - 1) > REPLAY_ENTRIES:
             return rounds
         at = setting.deliver(setting.times(self.loads), self.message_size)
         choose = (_authors(self.n, setting.mu) if setting.mu is not None
@@ -87,7 +99,6 @@ class Schedule(Contender):
 
             replay(scheme_of(self.matrix, record), at, choose)
             return np.array([popcount(mask) for mask in asked], dtype=np.int64)
-        model = model_of(self.matrix)
         history: tuple[int, ...] = ()
         patterns = set()
         for r, row in enumerate(at):
