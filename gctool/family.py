@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gctool.errors import DesignError, InvalidInput
@@ -462,12 +462,19 @@ def _precision_rank(precision: str | None, max_error: float | None, best_of: int
     return precision_rank(precision, budget) if best_of is not None and precision else None
 
 
-def _screens_on(jobs: int | None) -> AbstractContextManager[None]:
-    """The conditioning screens inside run on ``jobs`` threads, or (None: not given) on the
+def _screens_on(jobs: int | None) -> AbstractContextManager[Any]:
+    """The conditioning screens inside are the matrix verify's enumeration
+    (:func:`gctool.codes.conditioning.screened_by`), on ``jobs``, or (None: not given) on the
     caller's (:func:`gctool.codes.conditioning.screen_jobs`; one by default)."""
-    from gctool.codes.conditioning import screen_jobs
+    from contextlib import ExitStack
 
-    return nullcontext() if jobs is None else screen_jobs(jobs)
+    from gctool.codes.conditioning import screen_jobs, screened_by
+
+    stack = ExitStack()
+    stack.enter_context(screened_by(matrix_verify))
+    if jobs is not None:
+        stack.enter_context(screen_jobs(jobs))
+    return stack
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:

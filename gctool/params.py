@@ -123,6 +123,9 @@ COMMON: dict[str, Check] = {
     "best_of": Json(),
     "worst_condition": Maybe(Num(0)),  # null: not estimated, or infinite (a singular B_F)
     "worst_condition_method": LABEL,
+    #: exact (every straggler set screened) or estimate (a sample), and [screened, total]
+    "worst_condition_kind": Str("exact", "estimate"),
+    "worst_condition_sets": List(Json(), 2, 2),
     "load": Num(0),
     "s": Int(0, "n"),
 }

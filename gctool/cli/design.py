@@ -179,6 +179,11 @@ def _make_command(info: Family) -> click.Command:
             note(line)
         for warning in code.params.get("warnings", []):
             click.echo(f"gctool: warning: {in_cli_terms(warning)}", err=True)
+        from gctool.codes.conditioning import estimate_note
+
+        estimated = estimate_note(code.params)
+        if estimated is not None:  # on a terminal or not, --quiet or not
+            click.echo(f"gctool: warning: {in_cli_terms(estimated)}", err=True)
         keys = info.report_keys + (_BEST_OF_KEYS if "best_of" in code.params else ()) + (
             ("precision",) if "precision" in code.params else ())
         return _write(code, output, as_json, code_bytes(code, is_npz_path(output)), keys)
@@ -265,7 +270,7 @@ _ORDER_OPTIONS = [
 ]
 
 _BEST_OF_KEYS = ("best_of", "best_of_draw", "worst_condition", "worst_condition_method",
-                 "condition_bound")
+                 "worst_condition_kind", "worst_condition_sets", "condition_bound")
 
 
 def _best_of_option(info: Family) -> Decorator:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 from gctool.algebra.fields import Field
 from gctool.budget import Budget
-from gctool.codes.conditioning import NOT_ESTIMATED, conditioning
+from gctool.codes.conditioning import NOT_ESTIMATED, Worst, worst_case
 from gctool.errors import DesignError, InvalidInput, SearchInterrupted
 
 MAX_BEST_OF = 1000
@@ -77,7 +77,7 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
     """Build ``count`` draws and return the best-conditioned (B, recorded params), or the
     best by ``rank`` when given (recorded as ``best_of_ranked_by`` and ``best_of_ranks``);
     each draw's conditioning is held to ``budget`` (:func:`conditioning`)."""
-    best: tuple[float, int, np.ndarray, dict[str, Any], str, float | None] | None = None
+    best: tuple[float, int, np.ndarray, dict[str, Any], Worst] | None = None
     conditions: list[float | None] = []
     ranks: list[float | None] = []
     try:
@@ -86,29 +86,32 @@ def best_of_draws(build: Build, seed: int, count: int, s: int | None, field: Fie
             fld = recorded.get("_field", field)
             if fld.is_finite:  # a build that chose its own field
                 raise DesignError(_finite(fld))
-            value, method, bound = conditioning(np.asarray(B), int(recorded.get("s", s) or 0),
-                                                budget=budget)
-            conditions.append(value)
-            ranked = bound if bound is not None else value  # verify's proved bound, if known
+            worst = worst_case(np.asarray(B), int(recorded.get("s", s) or 0), budget=budget,
+                               m=int(recorded.get("m", 1)))
+            conditions.append(worst.value)
+            # verify's proved bound, if known
+            ranked = worst.bound if worst.bound is not None else worst.value
             key = np.inf if ranked is None else ranked
             if rank is not None:
                 key = rank(np.asarray(B), fld, int(recorded.get("s", s) or 0))
                 ranks.append(key if np.isfinite(key) else None)
             if best is None or key < best[0]:
-                best = (key, i, B, recorded, method, bound)
+                best = (key, i, B, recorded, worst)
     except KeyboardInterrupt:
         raise SearchInterrupted(_interrupted(len(conditions), count, best, rank)) from None
     assert best is not None
-    _, index, B, recorded, method, bound = best
+    _, index, B, recorded, worst = best
+    method = worst.method
     recorded = dict(recorded)
-    if bound is not None:
-        recorded["condition_bound"] = bound
+    if worst.bound is not None:
+        recorded["condition_bound"] = worst.bound
     recorded.update(best_of=count, best_of_draw=index, best_of_conditions=conditions,
                     best_of_method=_method_label(method), best_of_seeding=SEEDING,
                     worst_condition=conditions[index],
                     worst_condition_method=method + (
                         "" if conditions[index] is not None or method.startswith(NOT_ESTIMATED)
-                        else "; some B_F is singular (condition infinite) in every draw"))
+                        else "; some B_F is singular (condition infinite) in every draw"),
+                    **worst.params())
     if rank is not None:
         recorded.update(best_of_ranked_by=getattr(rank, "label", "rank"), best_of_ranks=ranks)
     return B, recorded

@@ -113,7 +113,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,
         B[hold, u * k + cols] = to_plain(vals, field)
     load = int(np.bincount(hold.ravel(), minlength=n).max())  # d only when k = n
     return B, {"m": m, "column_order": COLUMN_ORDER, "nodes": kind, "replication": d,
-               "load": load, **record(B, field, s, budget=budget)}
+               "load": load, **record(B, field, s, budget=budget, m=m)}
 
 
 class CommFamily(Family):

@@ -9,23 +9,23 @@ e.g. ``rs`` codes whose mask repeats a column support.)
 
 ``design`` records the worst value over every straggler set of size s when that is cheap (at
 most ``EXACT_LIMIT`` sets and ``EXACT_WORK`` multiply-adds, or set classes for cyclic codes, whose
-rotations have the same singular values).  Otherwise, when the left null space of B is at least
-s-dimensional (the codes that tolerate s stragglers with rank(B) <= n - s), it *screens* every
-set by the bound that ``gctool verify`` proves too (:mod:`gctool.audit.nullspace`): with N the
-orthonormal left null basis of the row-normalised B (n x d), the CS decomposition gives
-``cond(B_F) <= kappa(B) / sigma_s(N_S)`` for the survivors F of S (an s x d block, d >= s), at
-the cost of an s x d SVD per set (``SCREEN_WORK`` multiply-adds in all).  The recorded worst
-case is then cond(B_F) of the set with the largest bound, attained (a lower bound on the true
-worst), with the proved bound beside it (``condition_bound``).  Larger designs get an
+rotations have the same singular values; the value at the worst set is the direct decoder's
+float, the one ``gctool verify`` reports for it).  Otherwise it *screens* every set with
+``gctool verify``'s own enumeration (:func:`_verified`: the matrix verify, given from above by
+:func:`screened_by`, on the jobs of :func:`screen_jobs`) when its estimate fits what the run's
+budget left: the record is the worst condition verify reports, with the bound it proves
+(``condition_bound``; the nullspace kernel's ``kappa(B) / sigma_s(N_S)``, CS decomposition,
+:mod:`gctool.audit.nullspace`).  Above the budget (or without a verify) the record is an
 *estimate*: the maximum over the s-blocks of consecutive workers (clustered missing nodes are
 the bad cases of Vandermonde-type codes) plus pseudo-random sets (fixed seed 0, so the estimate is
-reproducible).  An estimate is a lower bound on the true worst case, and the recorded method
-says so.
+reproducible).  An estimate is a lower bound on the true worst case; the record labels it
+(:meth:`Worst.params`: ``worst_condition_kind`` exact or estimate, ``worst_condition_sets``) and
+the CLI says so on stderr (:func:`estimate_note`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -95,8 +95,11 @@ class ConditionKernel:
     B_F is 0); a kernel of the enumeration engine (:class:`gctool.engine.sweep.PeakWorker`
     folds its largest value)."""
 
-    def __init__(self, B: np.ndarray) -> None:
+    def __init__(self, B: np.ndarray, vectors: bool = False) -> None:
         self.B = normalise_rows(B)[0]  # rows of B_F are rows of B: B_F normalised is (D B)_F
+        #: the SVD with its vectors, as the direct decoder factors B_F (gctool.decode.Decoder):
+        #: the same floats as verify's (without them: faster, equal to round-off)
+        self.vectors = vectors
 
     def errors(self, S: np.ndarray) -> np.ndarray:
         from gctool.engine.enumeration import survivors_of
@@ -105,20 +108,25 @@ class ConditionKernel:
         out = []
         for start in range(0, F.shape[0], CHUNK):
             BF = self.B[F[start:start + CHUNK]]
-            sv = np.linalg.svd(BF, compute_uv=False)
+            sv = (np.linalg.svd(BF, full_matrices=False)[1] if self.vectors
+                  else np.linalg.svd(BF, compute_uv=False))
             out.append(condition(sv, numerical_rank(sv, BF.shape)))
         return np.concatenate(out) if out else np.zeros(0)
 
 
 def _worst_enumerated(B: np.ndarray, s: int, count: int) -> float:
     """Largest cond(B_F) over the first ``count`` straggler sets of size s in lexicographic
-    order (all of them, or the C(n-1, s-1) sets containing worker 0)."""
+    order (all of them, or the C(n-1, s-1) sets containing worker 0), its value at the worst
+    set by the direct decoder's SVD (the float ``gctool verify`` reports for that set)."""
     from gctool.engine.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
 
     fold = WorstFold()
     worker = PeakWorker(LexSource(B.shape[0], s), ConditionKernel(B))
     run_folded(worker, rank_tasks(count, CHUNK), fold)
-    return fold.error
+    if fold.stragglers is None or not np.isfinite(fold.error):
+        return fold.error
+    worst = np.array([fold.stragglers], dtype=np.intp)
+    return float(ConditionKernel(B, vectors=True).errors(worst)[0])
 
 
 def _sample(n: int, s: int, n_blocks: int, count: int) -> np.ndarray:
@@ -228,6 +236,25 @@ _WARM: set[tuple[str, str]] = set()
 #: jobs of the compiled screen's walk in this context (:func:`screen_jobs`; 0 or None: every
 #: core)
 _JOBS: ContextVar[int | None] = ContextVar("gctool_screen_jobs", default=1)
+
+
+#: the matrix verify that screens every straggler set in this context (``(code, request) ->
+#: report``: :func:`gctool.family.matrix_verify`, set by :meth:`gctool.family.Family.design`
+#: through :func:`screened_by`, since the constructions sit below the audits); None: no
+#: screen, so beyond the exact enumeration the record is an estimate
+_VERIFY: ContextVar[Callable[[Any, Any], Any] | None] = ContextVar("gctool_screen_verify",
+                                                                   default=None)
+
+
+@contextmanager
+def screened_by(verify: Callable[[Any, Any], Any] | None) -> Iterator[None]:
+    """Screen every straggler set of the records made inside with ``verify`` (the matrix
+    verify, :func:`_verified`)."""
+    token = _VERIFY.set(verify)
+    try:
+        yield
+    finally:
+        _VERIFY.reset(token)
 
 
 @contextmanager
@@ -368,30 +395,68 @@ def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] 
     return float(fold.error), sorted(int(i) for i in fold.stragglers)
 
 
-#: the last results of :func:`conditioning` (a seeded design made again, ``best_of`` prefixes)
-_SEEN: dict[tuple[Any, ...], tuple[float | None, str, float | None]] = {}
+@dataclass(frozen=True)
+class Worst:
+    """A design's worst-case condition record: the figure (None: infinite, or not estimated),
+    how it was obtained, a proved upper bound (or None), and how many of the ``total``
+    straggler sets of size s it covers (``screened``: all of them, or a sample)."""
+
+    value: float | None
+    method: str
+    bound: float | None
+    screened: int
+    total: int
+
+    @property
+    def exact(self) -> bool:
+        """Every straggler set was screened (directly, by rotation, or by verify's
+        enumeration): the figure is the one ``gctool verify`` reports; else an
+        estimate on a sample (a lower bound)."""
+        return self.screened >= self.total
+
+    def params(self) -> dict[str, Any]:
+        """The label the file records beside ``worst_condition``."""
+        return {"worst_condition_kind": "exact" if self.exact else "estimate",
+                "worst_condition_sets": [self.screened, self.total]}
+
+
+#: the last results of :func:`worst_case` (a seeded design made again, ``best_of`` prefixes)
+_SEEN: dict[tuple[Any, ...], Worst] = {}
 _SEEN_MAX = 32
 
 
-def conditioning(B: np.ndarray, s: int, cyclic: bool = False, budget: Budget | None = None
-                 ) -> tuple[float | None, str, float | None]:
+def conditioning(B: np.ndarray, s: int, cyclic: bool = False, budget: Budget | None = None,
+                 m: int = 1) -> tuple[float | None, str, float | None]:
     """(worst cond(B_F) over straggler sets of size s or a lower bound on it, how it was
-    obtained, a proved upper bound or None); each step is checked against ``budget`` (default
-    :meth:`Budget.default`) before it starts (refused: :class:`~gctool.errors.BudgetExceeded`;
-    a result already made in this process costs nothing)."""
+    obtained, a proved upper bound or None): :func:`worst_case`'s."""
+    w = worst_case(B, s, cyclic, budget, m)
+    return w.value, w.method, w.bound
+
+
+def worst_case(B: np.ndarray, s: int, cyclic: bool = False, budget: Budget | None = None,
+               m: int = 1) -> Worst:
+    """The worst cond(B_F) over the straggler sets of size s of B (``m`` pieces per partition:
+    the targets verify decodes), or a lower bound on it (:class:`Worst` says which); each step
+    is checked against ``budget`` (default :meth:`Budget.default`) before it starts (refused:
+    :class:`~gctool.errors.BudgetExceeded`; a result already made in this process costs
+    nothing)."""
     import hashlib
 
     B = np.ascontiguousarray(B)
-    key = (B.shape, B.dtype.str, s, cyclic, hashlib.sha256(B.tobytes()).hexdigest())
+    key = (B.shape, B.dtype.str, s, cyclic, m, hashlib.sha256(B.tobytes()).hexdigest())
     if key not in _SEEN:
         if len(_SEEN) >= _SEEN_MAX:
             _SEEN.pop(next(iter(_SEEN)))
-        _SEEN[key] = _conditioning(B, s, cyclic, budget)
+        _SEEN[key] = _conditioning(B, s, cyclic, budget, m)
     return _SEEN[key]
 
 
-def _conditioning(B: np.ndarray, s: int, cyclic: bool, budget: Budget | None
-                  ) -> tuple[float | None, str, float | None]:
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and np.isfinite(value) else None
+
+
+def _conditioning(B: np.ndarray, s: int, cyclic: bool, budget: Budget | None, m: int = 1
+                  ) -> Worst:
     from gctool.budget import solve_cost
 
     n, cols = B.shape
@@ -399,8 +464,7 @@ def _conditioning(B: np.ndarray, s: int, cyclic: bool, budget: Budget | None
     svd = f"the SVD of B ({n} x {cols})"
     if s == 0:  # one system, B itself (on its numerical rank, as for every B_F)
         _check(budget, svd, solve_cost(n, cols))
-        value = Spectral.of(B).kappa
-        return (value if np.isfinite(value) else None), "exact (no stragglers)", None
+        return Worst(_finite(Spectral.of(B).kappa), "exact (no stragglers)", None, 1, 1)
     total = comb(n - 1, s - 1) if cyclic else comb(n, s)
     f = n - s
     per_set = f * cols * min(f, cols)
@@ -410,25 +474,17 @@ def _conditioning(B: np.ndarray, s: int, cyclic: bool, budget: Budget | None
         what = "straggler sets containing worker 0 (rotations have equal conditioning)" \
             if cyclic else "straggler sets"
         method = f"exact: maximum over all {total:,} {what}"
-        return (value if np.isfinite(value) else None), method, None
-    sp = None
-    if n * cols * min(n, cols) <= EXACT_WORK:
-        _check(budget, svd, solve_cost(n, cols))
-        sp = Spectral.of(B)
-    if sp is not None and s <= sp.d and comb(n, s) * s * sp.d * s <= SCREEN_WORK:
-        value, bound, worst = _screened(B, sp, s, comb(n, s), budget)
-        method = (f"screened: every one of the {comb(n, s):,} straggler sets bounded by "
-                  f"kappa(B)/sigma_min(N_S) (proved bound {bound:.4g}); the worst bound is at "
-                  f"stragglers {worst}, where cond(B_F) is {value:.4g} (attained, a lower bound "
-                  "on the worst case)")
-        return ((value if np.isfinite(value) else None), method,
-                (bound if np.isfinite(bound) else None))
+        return Worst(_finite(value), method, None, comb(n, s), comb(n, s))
+    verified = _verified(B, s, m, budget)
+    if verified is not None:
+        return verified
     count = int(min(512, max(8, WORK_LIMIT // max(per_set, 1))))  # the sample's sets
     count = int(min(count, ESTIMATE_MAX_WORK // max(per_set, 1)))
     if count == 0:  # one SVD alone is above the cap (n near 4096): say so, fast
-        return None, (f"{NOT_ESTIMATED}: one decoding system ({f} x {cols}) costs about "
-                      f"{per_set:.2g} multiply-adds, above the design cap of "
-                      f"{ESTIMATE_MAX_WORK:.2g}; 'gctool verify' reports conditioning"), None
+        return Worst(None, (f"{NOT_ESTIMATED}: one decoding system ({f} x {cols}) costs about "
+                            f"{per_set:.2g} multiply-adds, above the design cap of "
+                            f"{ESTIMATE_MAX_WORK:.2g}; 'gctool verify' reports conditioning"),
+                     None, 0, comb(n, s))
     S = _sample(n, s, max(1, count // 2), count - max(1, count // 2))
     _check(budget, f"cond(B_F) of {S.shape[0]:,} straggler sets",
            S.shape[0] * _set_time(f, cols, cx))
@@ -437,7 +493,44 @@ def _conditioning(B: np.ndarray, s: int, cyclic: bool, budget: Budget | None
     method = (f"estimate (lower bound): maximum over {S.shape[0]:,} of the {format_count(total)} "
               f"straggler sets{where} (blocks of consecutive workers and seeded random sets); "
               "'gctool verify' reports the worst case")
-    return (value if np.isfinite(value) else None), method, None
+    return Worst(_finite(value), method, None, S.shape[0], comb(n, s))
+
+
+def _verified(B: np.ndarray, s: int, m: int, budget: Budget | None) -> Worst | None:
+    """The worst condition that ``gctool verify`` reports for B (its enumeration of every
+    straggler set of size s: the verify of :func:`screened_by`, on the jobs of
+    :func:`screen_jobs`), with its proved bound; None when no verify is given, when the run's
+    budget refuses it (or float64 cannot decide some set, or verify answered without screening
+    every set): the caller then estimates on a sample."""
+    from gctool.algebra.fields import parse_field
+    from gctool.errors import BudgetExceeded
+    from gctool.exactls import Undecided
+    from gctool.model import GradientCode
+    from gctool.request import VerifyRequest
+
+    verify = _VERIFY.get()
+    if verify is None:
+        return None
+    field = parse_field("complex" if np.iscomplexobj(B) else "real")
+    code = GradientCode(B, field, s, params={"m": m} if m > 1 else {})
+    try:
+        report = verify(code, VerifyRequest(s=s, jobs=_JOBS.get(), budget=budget))
+    except (BudgetExceeded, Undecided):
+        return None
+    total, d = report.total, report.diagnostics
+    if report.verdict == "fail" and report.counterexample is not None:
+        return Worst(None, (f"exact: gctool verify finds that stragglers "
+                            f"{report.counterexample} leave survivors that do not decode in "
+                            "float64 (condition infinite)"), None, total, total)
+    if not report.ok or report.represented < total or d is None or d.max_condition is None:
+        return None
+    value, bound = d.max_condition, d.condition_bound
+    proved = f" (proved bound {bound:.4g})" if bound is not None else ""
+    method = (f"screened: every one of the {format_count(total)} straggler sets by gctool "
+              f"verify's enumeration{proved}; its worst condition is at stragglers "
+              f"{d.max_condition_stragglers}, where cond(B_F) is {value:.4g} (the figure "
+              "'gctool verify' reports; attained, a lower bound on the worst case)")
+    return Worst(_finite(value), method, _finite(bound), total, total)
 
 
 def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float | None, str]:
@@ -448,15 +541,30 @@ def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float 
 
 
 def record(B: np.ndarray, field: Field, s: int, cyclic: bool = False,
-           budget: Budget | None = None) -> dict[str, Any]:
+           budget: Budget | None = None, m: int = 1) -> dict[str, Any]:
     """Params recording the worst-case condition number (real and complex designs only),
-    within ``budget`` (:func:`conditioning`)."""
+    within ``budget`` (:func:`worst_case`), with its label (:meth:`Worst.params`)."""
     if field.is_finite:
         return {}
-    value, method, bound = conditioning(np.asarray(B), s, cyclic, budget)
-    if value is None and not method.startswith(NOT_ESTIMATED):
+    w = worst_case(np.asarray(B), s, cyclic, budget, m)
+    method = w.method
+    if w.value is None and not method.startswith((NOT_ESTIMATED, "exact: gctool verify")):
         method += "; some B_F is singular (condition infinite)"
-    out: dict[str, Any] = {"worst_condition": value, "worst_condition_method": method}
-    if bound is not None:
-        out["condition_bound"] = bound
+    out: dict[str, Any] = {"worst_condition": w.value, "worst_condition_method": method,
+                           **w.params()}
+    if w.bound is not None:
+        out["condition_bound"] = w.bound
     return out
+
+
+def estimate_note(params: dict[str, Any]) -> str | None:
+    """The one line that says a recorded worst condition is an estimate on a sample (None: it
+    is exact, or none is recorded), naming verify's ``strict`` gate for the exact figure."""
+    if params.get("worst_condition_kind") != "estimate":
+        return None
+    screened, total = params.get("worst_condition_sets", [0, 0])
+    value = params.get("worst_condition")
+    figure = "not estimated" if value is None else f"{value:.3g}"
+    return (f"the worst-case condition number ({figure}) is an estimate on {screened:,} of the "
+            f"{total:,} straggler sets (a lower bound); 'gctool verify' with `strict` screens "
+            "every set for the exact figure")

@@ -189,7 +189,9 @@ def _search_real(n: int, s: int) -> tuple[np.ndarray, dict[str, Any]]:
               "0 (rotations have equal conditioning), computed by the zero-set search")
     return best[2], {"zeros": best[1], "root": "exp(2 pi i/n)",
                      "search": {"candidates": len(candidates), "valid": valid},
-                     "worst_condition": best[0], "worst_condition_method": method}
+                     "worst_condition": best[0], "worst_condition_method": method,
+                     "worst_condition_kind": "exact",
+                     "worst_condition_sets": [comb(n, s), comb(n, s)]}
 
 
 def build(n: int, s: int, k: int | None, field: Field, rng: Any, *, budget: Budget

@@ -89,7 +89,7 @@ def build(n: int, s: int, k: int | None, field: Field, rng: Any, m: int = 2,  # 
             held = [(i + t) % n for t in range(d)]
             B[i, u * n + np.array(held)] = values[i, held]
     return B, {"m": m, "column_order": COLUMN_ORDER, "placement": PLACEMENT, "nodes": kind,
-               "load": d, **record(B, field, s, budget=budget)}
+               "load": d, **record(B, field, s, budget=budget, m=m)}
 
 
 class YeAbbeFamily(Family):

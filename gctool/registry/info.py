@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 #: report keys of the worst-case condition number recorded by real/complex algebraic designs
-CONDITION_KEYS = ("worst_condition", "worst_condition_method", "condition_bound")
+CONDITION_KEYS = ("worst_condition", "worst_condition_method", "worst_condition_kind",
+                  "worst_condition_sets", "condition_bound")
 
 ParamKind = Literal["int", "float", "str", "choice", "ints", "floats", "path", "flag"]
 

@@ -456,14 +456,14 @@ def _count_conditioning(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     import gctool.codes.conditioning as conditioning
 
     calls: list[int] = []
-    real = conditioning.conditioning
+    real = conditioning.worst_case
 
     def counted(*args: object, **kwargs: object) -> object:
         calls.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(conditioning, "conditioning", counted)
-    monkeypatch.setattr(gctool.codes.best_of, "conditioning", counted)
+    monkeypatch.setattr(conditioning, "worst_case", counted)
+    monkeypatch.setattr(gctool.codes.best_of, "worst_case", counted)
     return calls
 
 

@@ -315,6 +315,7 @@ def test_design_condition_estimate_is_skipped_when_one_system_is_above_budget(
     B = np.eye(12) + np.diag(np.ones(11), 1)
     monkeypatch.setattr(conditioning, "ESTIMATE_MAX_WORK", 100.0)  # one 9x12 SVD costs more
     monkeypatch.setattr(conditioning, "EXACT_LIMIT", 0)
+    monkeypatch.setattr(conditioning, "_verified", lambda *args: None)  # no screen: estimate
     value, method = conditioning.worst_condition(B, 3)
     assert value is None and method.startswith(conditioning.NOT_ESTIMATED)
     assert "singular" not in conditioning.record(B, design("frc", n=6, s=1).field, 3)[
@@ -328,8 +329,9 @@ def test_a_design_whose_condition_was_not_estimated_reads_back(
     schema refused null: 'params.worst_condition must be a finite number')."""
     from gctool.codes import conditioning
 
-    for name, value in (("ESTIMATE_MAX_WORK", 10.0), ("EXACT_LIMIT", 0), ("SCREEN_WORK", 0),
-                        ("_SEEN", {})):  # (no figure remembered from an earlier test)
+    # (no screen of every set, no figure remembered from an earlier test)
+    for name, value in (("ESTIMATE_MAX_WORK", 10.0), ("EXACT_LIMIT", 0),
+                        ("_verified", lambda *args: None), ("_SEEN", {})):
         monkeypatch.setattr(conditioning, name, value)
     path = tmp_path / "c.json"
     assert run("design", "cyclic", "-n", "8", "-s", "2", "--seed", "1", "-o", str(path)
