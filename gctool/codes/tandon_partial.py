@@ -69,7 +69,8 @@ def _all_workers_weights(crc: np.ndarray, rng: Any) -> np.ndarray:
     n = crc.shape[0]
     a = np.linalg.lstsq(crc.T, np.ones(crc.shape[1], dtype=crc.dtype), rcond=None)[0]
     U, S, _ = np.linalg.svd(crc)
-    null = U[:, int(np.sum(S > S[0] * n * np.finfo(float).eps)):]  # left null space
+    # left null space: u^H crc = 0 for U's trailing columns u, so crc^T conj(u) = 0
+    null = U[:, int(np.sum(S > S[0] * n * np.finfo(float).eps)):].conj()
     scale = float(np.max(np.abs(a)))
     best, spread = a, _spread(a)
     for _ in range(WEIGHT_TRIES):
