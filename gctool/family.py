@@ -132,8 +132,8 @@ class Family:
     def screens(self, field: Field | None = None, best_of: int | None = None,
                 n: int | None = None, s: int | None = None) -> bool:
         """Whether a design over ``field`` (None: the reals or the complex numbers) with ``n``
-        and ``s`` (None: some) records its conditioning, the step whose screens walk on
-        ``jobs`` threads (:func:`gctool.codes.conditioning.screen_jobs`): the build records
+        and ``s`` (None: some) records its conditioning, the step whose screens run on
+        ``jobs`` (:func:`gctool.codes.conditioning.screen_jobs`): the build records
         it, or the self-check does, unless the build computes it by a search of its own
         (:meth:`own_conditioning`); or ``best_of`` ranks its draws by it; never over GF(q),
         where decoding is exact."""

@@ -131,17 +131,6 @@ def attack_walks() -> None:
         _lost_bound(A, np.ascontiguousarray(np.linalg.svd(A)[0]), 1)
 
 
-def design_screens() -> None:
-    """design's conditioning screen: the square walk (d = s) and the blocks (d > s)."""
-    from gctool.algebra.spectral import Spectral
-    from gctool.codes.conditioning import _screen_walked
-
-    for _, code in _codes()[:2]:
-        B = np.asarray(code.B)
-        for cols in (7, 4):  # rank 5 (d = 2 = s), rank 4 (d = 3)
-            _screen_walked(Spectral.of(B[:, :cols]), 2, 21)
-
-
 def verify_walks() -> None:
     """verify's walks, and the given sets of the screen, its second stage, the direct
     decoder and the exact tests."""
@@ -203,9 +192,8 @@ def simulator() -> None:
 
 
 #: the steps, in two parts of about equal CPU time on a cold cache (each step's CPU there:
-#: simulator 5, attack_walks 51, called_alone 4, design_screens 11, verify_walks 63,
-#: frame_spectra 11 s; verify_walks takes as long without design_screens before it)
-PARTS = ((simulator, attack_walks, called_alone, design_screens), (verify_walks, frame_spectra))
+#: simulator 5, attack_walks 51, called_alone 4, verify_walks 63, frame_spectra 11 s)
+PARTS = ((simulator, attack_walks, called_alone), (verify_walks, frame_spectra))
 
 
 def main(argv: list[str]) -> int:

@@ -236,8 +236,8 @@ def _make_command(info: Family) -> click.Command:
 
 #: what the options shared with the audits do to a design (their help there speaks of audits)
 _DESIGN_HELP = {
-    "jobs": "Threads of the compiled walk of the conditioning screens (0 = every core; small "
-            "screens run in one); the file does not depend on it.",
+    "jobs": "Jobs of the conditioning screen of every straggler set (verify's enumeration; 0 = "
+            "every core); the file does not depend on it where the budget admits the screen.",
     "max_error": "With --precision: refuse the design (exit 2, no file written) when the "
                  "proved bound exceeds E (relative to sum_j ||g_j||) for some straggler set.",
     "quiet": "No status lines on stderr ('wrote ... to FILE' and the parameters); warnings "

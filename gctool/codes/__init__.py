@@ -53,10 +53,11 @@ def design(  # noqa: PLR0913 (the options of gctool design)
     draw of ``best_of``), the conditioning record, the self-check and the precision bound
     (:class:`~gctool.budget.SharedWork`): a part above what those before it left is refused
     (:class:`~gctool.errors.BudgetExceeded`) before it starts.
-    ``jobs`` (0: every core) are the threads of the compiled walk of the conditioning screens
-    (:func:`gctool.codes.conditioning.screen_jobs`; not given: one, or the caller's
-    ``screen_jobs``); the code does not depend on them.  Given to a design that runs no
-    screen (:meth:`~gctool.family.Family.screens`), it is refused naming ``jobs``.
+    ``jobs`` (0: every core) are the jobs of the conditioning screens (verify's enumeration,
+    :func:`gctool.codes.conditioning.screen_jobs`; not given: one, or the caller's
+    ``screen_jobs``); the code does not depend on them where the budget admits the screen.
+    Given to a design that runs no screen (:meth:`~gctool.family.Family.screens`), it is
+    refused naming ``jobs``.
     ``write`` ('json' or 'npz': the code file the caller writes, or its path, an
     ``os.PathLike`` whose name ending in .npz makes it NPZ; None: not written) adds the file's
     estimate (:func:`~gctool.budget.write_cost`) to the budget: the least it costs with the

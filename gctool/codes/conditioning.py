@@ -30,44 +30,23 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from math import comb
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from gctool.algebra.fields import Field
 from gctool.algebra.spectral import Spectral
 from gctool.budget import Budget, format_count
-from gctool.engine.records import Checked
 from gctool.limits import CONDITION_EXACT_SETS
 from gctool.numerics import condition, normalise_rows, numerical_rank
-
-if TYPE_CHECKING:
-    from gctool.engine.sweep import LexSource, Task
 
 EXACT_LIMIT = CONDITION_EXACT_SETS  # straggler sets evaluated for an exact worst case
 # work caps in multiply-adds, the unit of gctool.budget.solve_cost (about 1 ns each, one core)
 EXACT_WORK = 2e9  # ... and multiply-adds spent on it (sum of SVD costs), else an estimate
 WORK_LIMIT = 5e7  # multiply-adds spent on an estimate (sum of SVD costs; at least 8 sets ...)
 ESTIMATE_MAX_WORK = 1e9  # ... unless 8 sets cost more than this: then fewer, or none at all
-SCREEN_WORK = 2e9  # multiply-adds of the null-space screen over every set (sum of s x d LU costs)
-SCREEN_SVD = 1e6  # sets whose inverse-norm bound exceeds this get the sharp (SVD) bound
 NOT_ESTIMATED = "not estimated"
 CHUNK = 2048  # straggler sets per batch of SVDs
-
-# -- what the record costs (ns of one core), checked before each step against the budget:
-#: the screen of one straggler set by numpy (:class:`ScreenKernel`: a batched inverse of s x s
-#: or of N_S N_S^H), complex codes SVD_COMPLEX times it (measured 0.7-1.2 us on real cyclic
-#: n=30-36 s=4-5 and real rs n=30-36 d=24-30, 2.7 us on complex rs n=40 d=20)
-SCREEN_NUMPY_NS = 1000
-#: ... and by the compiled walk, with d = s (each prefix's LU shared: 116-208 ns on real
-#: cyclic n=30-40 s=4-6, 163 complex) ...
-SCREEN_WALK_NS = 150
-#: ... and with d > s (450-520 ns on real rs n=30-36, 1 us complex rs n=40); complex codes
-#: SVD_COMPLEX times either
-SCREEN_BLOCKS_NS = 500
-#: loading numba and the cached walk, the first time a process walks (about half a second
-#: of CPU)
-WALK_LOAD_NS = 500_000_000
 
 
 def _set_time(f: int, cols: int, complex_: bool) -> float:
@@ -138,103 +117,8 @@ def _sample(n: int, s: int, n_blocks: int, count: int) -> np.ndarray:
     return np.concatenate([blocks, rand])
 
 
-class ScreenKernel:
-    """The proved bound ``kappa(B) / sigma_s(N_S)`` on cond(B_F) per straggler set S (inf when
-    N_S is singular), from the left null basis N (n x d, d >= s) of the row-normalised B.
-
-    ``1 / ||G^-1||_F`` with ``G = N_S`` (``N_S N_S^H`` when d > s, then its square root) is at
-    most sigma_s and at least ``sigma_s / sqrt(s)``: ``kappa * ||G^-1||_F`` is a bound within a
-    factor sqrt(s) of the sharp one, at the cost of one batched inverse.  The sets where it
-    exceeds ``SCREEN_SVD`` (the nearly singular ones, where the inverse also loses accuracy)
-    get the SVD and the sharp bound."""
-
-    def __init__(self, sp: Spectral) -> None:
-        self.N, self.kappa = sp.null_basis.T, sp.kappa
-
-    def errors(self, S: np.ndarray) -> np.ndarray:
-        out = np.empty(S.shape[0])
-        for start in range(0, S.shape[0], CHUNK):
-            M = self.N[S[start:start + CHUNK]]
-            square = M.shape[1] == M.shape[2]
-            G = M if square else M @ np.conj(np.swapaxes(M, 1, 2))
-            try:
-                norm = np.sqrt(np.sum(np.abs(np.linalg.inv(G)) ** 2, axis=(1, 2)))
-                bound = self.kappa * (norm if square else np.sqrt(norm))
-            except np.linalg.LinAlgError:  # an exactly singular G: every set gets the SVD
-                bound = np.full(M.shape[0], np.inf)
-            sharp = np.flatnonzero(~(bound <= SCREEN_SVD))
-            if sharp.size:
-                smin = np.linalg.svd(M[sharp], compute_uv=False)[:, S.shape[1] - 1]
-                with np.errstate(divide="ignore"):
-                    bound[sharp] = np.where(smin > 0, self.kappa / np.where(smin > 0, smin, 1),
-                                            np.inf)
-            out[start:start + M.shape[0]] = bound
-        return out
-
-
-def _screened(B: np.ndarray, sp: Spectral, s: int, total: int, budget: Budget | None = None
-              ) -> tuple[float, float, list[int]]:
-    """(cond(B_F) at the set with the largest screen bound, that bound, the set); the screen
-    is checked against ``budget`` before it starts."""
-    walks, d = _walks(total), sp.null_basis.shape[0]
-    per: float = (SCREEN_WALK_NS if d == s else SCREEN_BLOCKS_NS) if walks else SCREEN_NUMPY_NS
-    if np.iscomplexobj(sp.null_basis):
-        from gctool.decode.cost import SVD_COMPLEX
-
-        per *= SVD_COMPLEX
-    jobs, load = 1, 0
-    if walks:
-        from gctool.engine.parallel import resolve_jobs
-
-        jobs = resolve_jobs(_JOBS.get())
-        key = ("square" if d == s else "blocks", sp.null_basis.dtype.str)
-        load = 0 if key in _WARM else WALK_LOAD_NS  # on the caller's thread: no job shares it
-    _check(budget, f"the screen of {total:,} straggler sets", total * per, jobs, load)
-    found = _screen_walked(sp, s, total) if walks else None
-    if found is None:
-        found = _screen_numpy(sp, s, total)
-    bound, worst = found
-    value = float(ConditionKernel(B).errors(np.array([worst], dtype=np.intp))[0])
-    return value, bound, worst
-
-
-def _screen_numpy(sp: Spectral, s: int, total: int) -> tuple[float, list[int]]:
-    """(the largest bound of :class:`ScreenKernel`, the first set with it) over the ``total``
-    sets in lexicographic order, in tasks of ``CHUNK`` sets folded in order."""
-    from gctool.engine.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
-
-    fold = WorstFold()
-    worker = PeakWorker(LexSource(sp.U.shape[0], s), ScreenKernel(sp))
-    run_folded(worker, rank_tasks(total, CHUNK), fold)
-    assert fold.stragglers is not None  # total >= 1 sets were screened
-    return float(fold.error), sorted(int(i) for i in fold.stragglers)
-
-
-#: screens of at least this many sets walk compiled first (:func:`_screen_walked`): below,
-#: loading numba and the cached walk (0.5 to 1 s of CPU) costs more than the numpy screen
-WALK_SETS = 300_000
-#: sets per task of the compiled walk (whole tasks of ``CHUNK``; on the threads of
-#: :func:`screen_jobs`, and an interrupt waits for the running ones)
-WALK_CHUNK = 32 * CHUNK
-#: the walk hands the screen back to numpy when more than this share of its tasks could hold
-#: the worst set (as costly as numpy's screen, and numpy decides)
-WALK_SHARE = 0.25
-
-
-def _walks(total: int) -> bool:
-    """Compiled walk for this many sets?  ``GCTOOL_COMPILED`` (:func:`gctool.compiled.mode`)
-    as for the audit kernels (0: never, 1: always, else from ``WALK_SETS`` sets)."""
-    from gctool.compiled import mode
-
-    m = mode()
-    return m == "always" or (m == "auto" and total >= WALK_SETS)
-
-
-#: walks compiled or loaded in this process (by kind and dtype)
-_WARM: set[tuple[str, str]] = set()
-
-#: jobs of the compiled screen's walk in this context (:func:`screen_jobs`; 0 or None: every
-#: core)
+#: jobs of the screen of every set in this context (verify's ``jobs``, :func:`screen_jobs`; 0
+#: or None: every core)
 _JOBS: ContextVar[int | None] = ContextVar("gctool_screen_jobs", default=1)
 
 
@@ -259,140 +143,16 @@ def screened_by(verify: Callable[[Any, Any], Any] | None) -> Iterator[None]:
 
 @contextmanager
 def screen_jobs(jobs: int | None) -> Iterator[None]:
-    """Walk the screens run inside on ``jobs`` threads (0 or None: every core; the engine's
-    :func:`gctool.engine.threads.run_threads`).  :meth:`gctool.family.Family.design` wraps a
-    design's construction and self-check in it, so the screens of every scheme (recorded by
-    the construction, by ``best_of`` or by the self-check) use the design's ``jobs``; the
-    records do not depend on it."""
+    """Run the screens inside (verify's enumeration, :func:`_verified`) on ``jobs`` (0 or
+    None: every core).  :meth:`gctool.family.Family.design` wraps a design's construction and
+    self-check in it, so the screens of every scheme (recorded by the construction, by
+    ``best_of`` or by the self-check) use the design's ``jobs``; the records do not depend on
+    it (verify's do not), unless the budget admits the screen on some jobs only."""
     token = _JOBS.set(jobs)
     try:
         yield
     finally:
         _JOBS.reset(token)
-
-
-@dataclass
-class WalkBounds(Checked):
-    """The bounds of the blocks of ``CHUNK`` sets of one walked task (from block ``first``
-    on), and its sets (``checked``)."""
-
-    index: int
-    first: int
-    checked: int
-    hi: np.ndarray
-    lo: np.ndarray
-    doubt: np.ndarray
-
-
-@dataclass
-class ScreenWalker:
-    """The compiled walk (:mod:`gctool.codes._screen_walk`) of one task, a rank range of
-    ``source`` that starts on a block of ``CHUNK`` sets: the bounds of its blocks.  A task
-    starts from its own first set (unranked) with scratch of its own and computes everything
-    it uses (the walk shares work only between the sets of one call), so its bounds are the
-    same in any thread and in any order; the walk releases the GIL."""
-
-    source: LexSource
-    NT: np.ndarray  # the null basis N (n x d, contiguous)
-    kappa: float
-    summary_type: ClassVar[type] = WalkBounds  # (never checkpointed: a design runs locally)
-
-    @property
-    def square(self) -> bool:
-        """d = s: the walk that shares the LU of each prefix (``screen_square``)."""
-        return bool(self.NT.shape[1] == self.source.s)
-
-    def run(self, task: Task) -> WalkBounds:
-        from gctool.codes import _screen_walk as walk
-        from gctool.engine.enumeration import unrank_lex
-
-        i, a, b = task
-        blocks = -(-b // CHUNK) - a // CHUNK
-        out = WalkBounds(i, a // CHUNK, b - a, np.empty(blocks), np.empty(blocks),
-                         np.zeros(blocks, dtype=np.bool_))
-        S = unrank_lex(self.source.n, self.source.s, np.array([a])).astype(np.int64)[0]
-        args = (self.kappa, SCREEN_SVD, CHUNK, bool(np.iscomplexobj(self.NT)), out.hi, out.lo,
-                out.doubt)
-        if self.square:
-            scratch = walk.square_scratch(self.NT)
-            walk.screen_square(S, b - a, self.NT, scratch[0], *args, *scratch[1:])
-        else:
-            walk.screen_blocks(S, b - a, self.NT, *args, *walk.scratch(self.NT, self.source.s))
-        return out
-
-
-@dataclass
-class BoundsFold:
-    """The walked bounds of every block, each task's written at its own blocks."""
-
-    hi: np.ndarray
-    lo: np.ndarray
-    doubt: np.ndarray
-
-    def merge(self, r: WalkBounds) -> bool:
-        end = r.first + r.hi.shape[0]
-        self.hi[r.first:end], self.lo[r.first:end], self.doubt[r.first:end] = r.hi, r.lo, r.doubt
-        return False
-
-
-def _screen_walked(sp: Spectral, s: int, total: int) -> tuple[float, list[int]] | None:
-    """:func:`_screen_numpy`'s result (the same floats and set), from the compiled walk
-    (:mod:`gctool.codes._screen_walk`) and numpy's values on the few tasks that could hold the
-    worst set; None when too many could (then numpy screens every set).
-
-    The walk bounds numpy's value of every set: per task of ``CHUNK`` sets (the tasks of
-    :func:`_screen_numpy`) an upper bound ``hi`` on all of its values, and ``lo``, a value of
-    one set at least; doubtful tasks (a set near singular) have ``hi = inf``.  It runs on the
-    threads of :func:`screen_jobs` (:class:`ScreenWalker`: each call's bounds depend on its own
-    sets only, so they are the same for any number of threads).  With
-    ``L = max lo`` (at most the largest value), a task with ``hi < L`` cannot hold the worst
-    set.  The others get numpy's exact task peaks (:class:`ScreenKernel`, the same task, so
-    the same floats).  :class:`~gctool.engine.sweep.WorstFold`'s tie rule is not associative,
-    so the fold is replayed exactly: every value before the first task whose peak beats (by that
-    rule) all the bounds and peaks before it is below that peak, so the fold over all tasks
-    takes that task, and no skipped task (``hi`` at most that ceiling) ever wins after it:
-    folding the kept tasks from there on gives the same worst set and bound."""
-    from gctool.compiled import compile_notice
-    from gctool.engine.parallel import resolve_jobs
-    from gctool.engine.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
-    from gctool.engine.threads import run_threads
-    from gctool.numerics import beats
-
-    NT = np.ascontiguousarray(sp.null_basis.T)
-    walker = ScreenWalker(LexSource(NT.shape[0], s), NT, float(sp.kappa))
-    key = ("square" if walker.square else "blocks", NT.dtype.str)
-    if key not in _WARM:  # compile (or load from the cache) on one set, with the notice
-        with compile_notice("design"):
-            walker.run((0, 0, 1))
-        _WARM.add(key)
-    tasks = -(-total // CHUNK)
-    bounds = BoundsFold(np.empty(tasks), np.empty(tasks), np.zeros(tasks, dtype=np.bool_))
-    run_folded(walker, rank_tasks(total, WALK_CHUNK), bounds, jobs=resolve_jobs(_JOBS.get()),
-               runner=run_threads)
-    hi, lo, doubt = bounds.hi, bounds.lo, bounds.doubt
-    keep = np.flatnonzero(doubt | (hi >= np.max(lo)))
-    if keep.size > WALK_SHARE * tasks:
-        return None
-    skipped = np.ones(tasks, dtype=np.bool_)
-    skipped[keep] = False
-    ceiling = float(np.max(hi[skipped])) if skipped.any() else -np.inf
-    worker = PeakWorker(walker.source, ScreenKernel(sp))
-    fold: WorstFold | None = None
-    for t in keep:
-        summary = worker.run((int(t), int(t) * CHUNK, min((int(t) + 1) * CHUNK, total)))
-        if fold is not None:
-            fold.merge(summary)
-            continue
-        ((peak, _),) = summary.peaks
-        if np.isnan(peak):  # never a worst set after the first task: numpy decides
-            return None
-        if beats(peak, ceiling):
-            fold = WorstFold()
-            fold.merge(summary)
-        ceiling = max(ceiling, peak)
-    if fold is None or fold.stragglers is None:
-        return None
-    return float(fold.error), sorted(int(i) for i in fold.stragglers)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,7 @@
 the walk primitives (:func:`.walk.successor`) in :mod:`.walk`; both import numba, this module
 does not, so asking the switch costs nothing.
 
-It sits below the constructions (:mod:`gctool.codes`: design's conditioning screen) and the
-audits (:mod:`gctool.audit.kernels`) and imports neither.
+It sits below the audits (:mod:`gctool.audit.kernels`) and imports none of them.
 
 ``GCTOOL_COMPILED`` chooses: ``auto`` (default: each user decides from the size of its work),
 ``0`` (never: numpy), ``1`` (always, whatever the size; the tests use it to compare both

@@ -1,4 +1,4 @@
-"""numba set-up shared by the compiled kernels of every layer (the audits' and design's): where
+"""numba set-up shared by the compiled kernels of every layer: where
 the cache lives, and ``njit``.
 
 numba caches compiled kernels next to their source (``__pycache__``).  When that directory is

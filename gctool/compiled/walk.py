@@ -1,6 +1,5 @@
 """Primitives of the compiled walks over straggler sets in lexicographic order, shared by the
-audit kernels (:mod:`gctool.audit.kernels.real`) and design's conditioning screen
-(:mod:`gctool.codes._screen_walk`)."""
+audit kernels (:mod:`gctool.audit.kernels.real` and the others)."""
 
 from __future__ import annotations
 

@@ -39,9 +39,9 @@ def test_design_max_error_refuses_the_design(runner: CliRunner, tmp_path: Path) 
     file), as its help says."""
     text = _help("design", "cyclic")
     assert "--max-error E With --precision: refuse the design (exit 2, no file written)" in text
-    assert "-j, --jobs INTEGER RANGE Threads of the compiled walk of the conditioning " \
-           "screens" in text
-    assert "Worker processes" not in text  # design starts none
+    assert "-j, --jobs INTEGER RANGE Jobs of the conditioning screen of every straggler " \
+           "set" in text
+    assert "Worker processes" not in text  # its own words, not the audits' option
     assert "-q, --quiet No status lines on stderr" in text
     out = tmp_path / "c.json"
     refused(run("design", "cyclic", "-n", "8", "-s", "2", "--seed", "1", "--precision",
