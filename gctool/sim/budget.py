@@ -14,7 +14,9 @@ for the rounds of the run:
   tolerance as the generic decoder's search;
 * SR-SGC and M-SGC: the schedule's replay (:func:`schedule_cost`: a round's choice and step,
   and for M-SGC rounds x workers x (T + 1) jobs in flight, T from the scheme's closed-form
-  figures, so before anything is designed), and one check of the per-round code per round;
+  figures, so before anything is designed), one check of the per-round code per round, and
+  the estimate's own replay of the rounds on the draws
+  (:meth:`~gctool.sim.contenders.schedule.Schedule.replay_cost`);
 * ``sgc="search"``: the draws of every candidate load, every candidate's replay of the bursty
   model (``SEARCH_STEP_COST`` per worker and window slot), and the winner's schedule at the
   largest delay among the candidates;

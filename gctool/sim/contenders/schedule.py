@@ -82,11 +82,9 @@ class Schedule(Contender):
         from gctool.sequential.model import popcount
         from gctool.sequential.schedule import model_of, scheme_of
 
-        if setting.times is None:
+        if setting.times is None or not self._replays(rounds, setting):
             return rounds
         model = model_of(self.matrix)
-        if rounds * (model.window - 1) > REPLAY_ENTRIES:
-            return rounds
         at = setting.deliver(setting.times(self.loads), self.message_size)
         choose = (_authors(self.n, setting.mu) if setting.mu is not None
                   else _gctool(self.n, at))
@@ -107,6 +105,25 @@ class Schedule(Contender):
             history = model.push(history, S)
         return np.array([self.n - popcount(S) for S in patterns], dtype=np.int64)
 
+    def _replays(self, rounds: int, setting: Setting) -> bool:
+        """Whether :meth:`probes` replays the run's rounds: the draws are known and the
+        history entries are at most :data:`REPLAY_ENTRIES`."""
+        from gctool.sequential.schedule import model_of
+
+        return (setting.times is not None
+                and rounds * (model_of(self.matrix).window - 1) <= REPLAY_ENTRIES)
+
+    def replay_cost(self, rounds: int, setting: Setting) -> int:
+        """The estimate's own replay (:meth:`probes`), spent before the run: every round the
+        waiting rule's choice and the history, and SR-SGC's step on bit masks (M-SGC's, with
+        its per-worker entries, is not replayed), as :func:`gctool.sim.budget.schedule_cost`
+        prices them without entries; nothing when the rounds are not replayed."""
+        from gctool.sim.budget import schedule_cost
+
+        if not self._replays(rounds, setting):
+            return 0
+        return schedule_cost(rounds, self.n, 0, False, setting.mu is not None)
+
     def cost(self, rounds: int, setting: Setting) -> float:
         from gctool.sim.budget import schedule_cost
         from gctool.sim.stopping.rule import rule_cost
@@ -114,6 +131,7 @@ class Schedule(Contender):
         return (super().cost(rounds, setting)
                 + schedule_cost(rounds, self.n, self.delay, self.multiplexed,
                                 setting.mu is not None)
+                + self.replay_cost(rounds, setting)
                 + rule_cost(self.matrix, 0, 0, self.probes(rounds, setting)))
 
     def jobs_done(self, run: Run) -> int:
