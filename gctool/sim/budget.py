@@ -51,7 +51,9 @@ SCHEDULE_ROUND_COST = 15_000
 #: round, and per worker, in ns
 EARLIEST_COST, ARRIVAL_COST = 25_000, 100
 #: one worker's entry of an M-SGC job in flight updated by the step (the inlined loop), in ns
-ENTRY_COST = 125
+#: (the step of 2000 rounds nobody straggles, T = 2, n = 16-256: 145-225 ns an entry, minimum
+#: to median of 5, under load; 125 ns read the schedule's run 1.2-1.6x its charge)
+ENTRY_COST = 180
 
 
 def alone(what: str) -> Meter:

@@ -30,7 +30,7 @@ WALK = 16
 #: G_SS, triangular solves, and with null directions the SVD of N_S and the fit to them, each a
 #: numpy or scipy call on small matrices) takes VERDICT_NS ns, VERDICT_FULL_RANK_NS without
 #: null directions (dim N = 0) ...
-VERDICT_NS = 160_000
+VERDICT_NS = 180_000
 VERDICT_FULL_RANK_NS = 75_000
 #: ... plus VERDICT_STRAGGLER_NS a straggler and VERDICT_CUBE_NS f^3 (the factorisations), and
 #: for the sparse dual data (:mod:`gctool.sim.stopping.sparse`) SPARSE_COLUMN_NS f n (the
@@ -38,7 +38,10 @@ VERDICT_FULL_RANK_NS = 75_000
 #: Fitted to the CPU time of 150 random straggler sets of real cyclic codes n = 30 to 2048 and
 #: random dense ones, f = 1 to 100 (minimum of 5, one core of the 2-core development machine
 #: under load): 150-390 us; the charge before (2.5 us + 6 (f^3 + 10 f n) ns) read 5-40x at
-#: f <= 16 and 0.05 at f = 100
+#: f <= 16 and 0.05 at f = 100.  A run spends the verdicts' mean, not their minimum: with null
+#: directions (SR-SGC and M-SGC n = 16-128, 1-4 stragglers, 300 sets each) the minimum read
+#: 152-179 us, the median 163-203 us, the mean 178-233 us, so VERDICT_NS is the median's
+#: (160 us before: SR-SGC n = 128's verdicts in a run cost 1.2-1.35x their charge)
 VERDICT_STRAGGLER_NS = 1_400
 VERDICT_CUBE_NS = 0.05
 SPARSE_COLUMN_NS = 60
