@@ -324,7 +324,10 @@ def test_fit_gf_batches() -> None:
     out = child("fit_gf_batches.py", "--quick", "--only", "check rs")
     rows = [line for line in out.splitlines() if line.startswith("check rs ")]
     assert [line.split()[5] for line in rows] == ["d=4", "d=32"], out
-    assert all(re.search(r" \d+\.\d\d +\d+\.\d\d +\d+$", line) for line in rows), out
+    # (a loaded machine's: a ratio outside 0.5-2 is flagged, and the time per column, less
+    # the estimated fixed part, can read below zero)
+    assert all(re.search(r" \d+\.\d\d +\d+\.\d\d +-?\d+(  OUTSIDE)?$", line)
+               for line in rows), out
     assert re.search(r"measured / estimated \d+\.\d\d-\d+\.\d\d \(\d of 2 within 0.5-2\)",
                      out), out
 
