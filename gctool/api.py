@@ -80,7 +80,7 @@ def verify(code: GradientCode, s: int | None = None, /, request: VerifyRequest |
     if r.precision is not None:
         _precision(code, report, r.precision, r.max_error, r.tolerance, r.seed, r.progress, r.jobs,
                    r.budget)
-    apply_gates(report, r.max_condition, r.strict)
+    apply_gates(report, r.max_condition, r.strict, code, r.budget)
     return report
 
 

@@ -77,6 +77,10 @@ class Diagnostics(Report):
     max_decoder_norm_stragglers: list[int] | None = None
     condition_bound: float | None = None  # proved upper bound on cond(B_F) over the sets
     exact_evaluations: int | None = None  # sets whose cond/residual were computed directly
+    #: "exact": max_condition is the worst over every straggler set; "lower bound": over the
+    #: sets re-evaluated directly only (the true worst lies between it and condition_bound)
+    max_condition_kind: str | None = None
+    max_residual_kind: str | None = None  # the same for max_residual
 
 
 @dataclass

@@ -95,17 +95,34 @@ class ConditionKernel:
 
 def _worst_enumerated(B: np.ndarray, s: int, count: int) -> float:
     """Largest cond(B_F) over the first ``count`` straggler sets of size s in lexicographic
-    order (all of them, or the C(n-1, s-1) sets containing worker 0), its value at the worst
-    set by the direct decoder's SVD (the float ``gctool verify`` reports for that set)."""
+    order (all of them, or the C(n-1, s-1) sets containing worker 0): :func:`worst_set`'s."""
+    return worst_set(B, s, count)[0]
+
+
+def worst_set(B: np.ndarray, s: int, count: int | None = None
+              ) -> tuple[float, list[int] | None]:
+    """(largest cond(B_F), its straggler set) over the first ``count`` (default: all C(n, s))
+    straggler sets of size s in lexicographic order, the value at the worst set by the direct
+    decoder's SVD (the float ``gctool verify`` reports for that set); the exact worst case
+    that verify's ``max_condition``/``strict`` gates compute when its screen only bounds it
+    (:mod:`gctool.gates`).  Its cost: :func:`worst_set_time`."""
     from gctool.engine.sweep import LexSource, PeakWorker, WorstFold, rank_tasks, run_folded
 
+    count = comb(B.shape[0], s) if count is None else count
     fold = WorstFold()
     worker = PeakWorker(LexSource(B.shape[0], s), ConditionKernel(B))
     run_folded(worker, rank_tasks(count, CHUNK), fold)
     if fold.stragglers is None or not np.isfinite(fold.error):
-        return fold.error
+        return fold.error, None if fold.stragglers is None else list(fold.stragglers)
     worst = np.array([fold.stragglers], dtype=np.intp)
-    return float(ConditionKernel(B, vectors=True).errors(worst)[0])
+    return float(ConditionKernel(B, vectors=True).errors(worst)[0]), list(fold.stragglers)
+
+
+def worst_set_time(B: np.ndarray, s: int, count: int | None = None) -> float:
+    """The estimated time of :func:`worst_set` (ns of one core)."""
+    n, cols = B.shape
+    count = comb(n, s) if count is None else count
+    return count * _set_time(n - s, cols, bool(np.iscomplexobj(B)))
 
 
 def _sample(n: int, s: int, n_blocks: int, count: int) -> np.ndarray:

@@ -12,8 +12,12 @@ What is exact and what is a bound:
   weakest, they are the ones re-evaluated directly.
 * The weakest screened sets (smallest ``sigma_lb``) and the set with the largest decoder norm
   are re-evaluated with the direct decoder, so the worst condition number and worst residual
-  are exact values taken on the sets most likely to be worst, each with its straggler set.
-* ``condition_bound`` is a proved upper bound on cond(B_F) over every set examined.
+  are exact values taken on the sets most likely to be worst, each with its straggler set: a
+  lower bound on the worst case unless every set was evaluated directly
+  (``max_condition_kind``/``max_residual_kind`` say which; the gates of :mod:`gctool.gates`
+  compute the exact worst when their verdict hinges on it).
+* ``condition_bound`` is a proved upper bound on cond(B_F) over every set examined (None when
+  some screened set has no positive sigma_lb).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gctool.audit.chunks import Accumulator, _better
+from gctool.audit.chunks import WEAKEST, Accumulator, _better
 from gctool.audit.nullspace import Reduction
 from gctool.audit.symmetry import Rotation
 from gctool.decode import Decoder
@@ -108,18 +112,41 @@ def finish_diagnostics(run: Run, acc: Accumulator, red: Reduction, rot: Rotation
     if norm is not None:
         d.max_decoder_norm, d.max_decoder_norm_stragglers = norm
     d.min_failing_error = acc.min_fail_err
-    bounds = [x for x in (acc.max_cond[0] if acc.max_cond else None,
-                          red.kappa / acc.min_screen if acc.min_screen else None) if x]
-    d.condition_bound = max(bounds) if bounds else d.max_condition
+    screened = acc.evaluated - acc.direct
+    # every screened set re-evaluated (the weakest are all of them): the maxima are exact
+    every = screened == 0 or (screened <= WEAKEST and len(acc.weakest) == screened)
+    whole = every and run.sample is None
+    d.max_condition_kind = "exact" if whole else "lower bound"
+    d.max_residual_kind = ("exact" if whole and (rot is None or rot.unimodular)
+                           else "lower bound")
+    d.condition_bound = _bound(acc, red, d.max_condition if every else None)
     d.exact_evaluations = acc.direct + len(extra)
     d.note = _note(run, acc, rot, len(extra))
-    warnings = []
-    if d.max_condition is not None and d.max_condition > ILL_CONDITIONED:
-        warnings.append(
-            f"decodes, but ill-conditioned: cond(B_F) = {d.max_condition:.3g} at stragglers "
+    warning = ill_conditioned(d)
+    return d, [] if warning is None else [warning]
+
+
+def _bound(acc: Accumulator, red: Reduction, exact: float | None) -> float | None:
+    """A proved upper bound on cond(B_F) over the sets examined: ``exact``, the maximum when
+    every set was evaluated directly (None: not all were); else the larger of the direct sets'
+    maximum and the nullspace bound kappa(B) / sigma_lb (None when some screened set has no
+    positive sigma_lb, e.g. one accepted by the constructive residual test: nothing bounds
+    it)."""
+    if exact is not None:
+        return exact
+    if not acc.min_screen or not np.isfinite(acc.min_screen):
+        return None
+    direct = acc.max_cond[0] if acc.max_cond else 0.0
+    return max(red.kappa / acc.min_screen, direct)
+
+
+def ill_conditioned(d: Diagnostics) -> str | None:
+    """The warning of a worst condition number above :data:`ILL_CONDITIONED` (None: none)."""
+    if d.max_condition is None or d.max_condition <= ILL_CONDITIONED:
+        return None
+    return (f"decodes, but ill-conditioned: cond(B_F) = {d.max_condition:.3g} at stragglers "
             f"{d.max_condition_stragglers}; decoded gradients may lose about "
             f"{int(np.log10(d.max_condition))} digits")
-    return d, warnings
 
 
 def _note(run: Run, acc: Accumulator, rot: Rotation | None, extra: int) -> str:

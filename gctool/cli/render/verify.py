@@ -41,8 +41,12 @@ def render_verify(r: Any) -> None:
         def where(S: list[int] | None) -> str:
             return f"  (stragglers {S})" if S else ""
 
-        con.print(f"  worst residual      {fmt(d.max_residual)}{where(d.max_residual_stragglers)}")
-        con.print(f"  worst condition     {fmt(d.max_condition)}"
+        def kind(k: str | None) -> str:
+            return "  (lower bound)" if k == "lower bound" else ""
+
+        con.print(f"  worst residual      {fmt(d.max_residual)}{kind(d.max_residual_kind)}"
+                  f"{where(d.max_residual_stragglers)}")
+        con.print(f"  worst condition     {fmt(d.max_condition)}{kind(d.max_condition_kind)}"
                   f"{where(d.max_condition_stragglers)}"
                   + (f"  \\[proved bound {fmt(d.condition_bound)}]" if d.condition_bound else ""))
         con.print(f"  largest decoder     {fmt(d.max_decoder_norm)}"
