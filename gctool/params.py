@@ -25,6 +25,7 @@ from typing import Any
 
 from gctool.errors import CodeFileError
 from gctool.limits import MAX_COLUMNS, MAX_N
+from gctool.reports import LOWER_BOUND
 
 #: longest string value accepted in params (labels and descriptions)
 MAX_PARAM_STRING = 2000
@@ -123,8 +124,9 @@ COMMON: dict[str, Check] = {
     "best_of": Json(),
     "worst_condition": Maybe(Num(0)),  # null: not estimated, or infinite (a singular B_F)
     "worst_condition_method": LABEL,
-    #: exact (every straggler set screened) or estimate (a sample), and [screened, total]
-    "worst_condition_kind": Str("exact", "estimate"),
+    #: exact (the worst over every straggler set), lower bound (every set screened, the worst
+    #: of the weakest only) or estimate (a sample), and [screened, total]
+    "worst_condition_kind": Str("exact", LOWER_BOUND, "estimate"),
     "worst_condition_sets": List(Json(), 2, 2),
     "load": Num(0),
     "s": Int(0, "n"),

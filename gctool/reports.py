@@ -63,6 +63,11 @@ class Report:
         return doc
 
 
+#: the label of a worst figure over only some of the straggler sets it ranges over (the true
+#: worst lies above it): verify's ``max_condition_kind``, design's ``worst_condition_kind``
+LOWER_BOUND = "lower bound"
+
+
 @dataclass
 class Diagnostics(Report):
     """Numerical diagnostics of a real/complex audit (all None over GF(q))."""

@@ -13,14 +13,19 @@ rotations have the same singular values; the value at the worst set is the direc
 float, the one ``gctool verify`` reports for it).  Otherwise it *screens* every set with
 ``gctool verify``'s own enumeration (:func:`_verified`: the matrix verify, given from above by
 :func:`screened_by`, on the jobs of :func:`screen_jobs`) when its estimate fits what the run's
-budget left: the record is the worst condition verify reports, with the bound it proves
-(``condition_bound``; the nullspace kernel's ``kappa(B) / sigma_s(N_S)``, CS decomposition,
-:mod:`gctool.audit.nullspace`).  Above the budget (or without a verify) the record is an
+budget left, with the bound it proves (``condition_bound``; the nullspace kernel's
+``kappa(B) / sigma_s(N_S)``, CS decomposition, :mod:`gctool.audit.nullspace`).  Verify's
+figure is exact when its screen re-evaluated every set it did not decide directly; else it is
+the worst of the weakest sets only, a *lower bound* (its ``max_condition_kind``), and the record
+computes the exact worst over every set as verify's ``strict`` gate does
+(:func:`gctool.gates.settle_condition`: :func:`worst_set`) when the budget admits it, or keeps
+verify's figure labelled a lower bound.  Above the budget (or without a verify) the record is an
 *estimate*: the maximum over the s-blocks of consecutive workers (clustered missing nodes are
 the bad cases of Vandermonde-type codes) plus pseudo-random sets (fixed seed 0, so the estimate is
-reproducible).  An estimate is a lower bound on the true worst case; the record labels it
-(:meth:`Worst.params`: ``worst_condition_kind`` exact or estimate, ``worst_condition_sets``) and
-the CLI says so on stderr (:func:`estimate_note`).
+reproducible), also a lower bound on the true worst case.  The record labels it
+(:meth:`Worst.params`: ``worst_condition_kind`` exact, lower bound or estimate,
+``worst_condition_sets``) and the CLI says so on stderr when it is not exact
+(:func:`estimate_note`).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from gctool.algebra.spectral import Spectral
 from gctool.budget import Budget, format_count
 from gctool.limits import CONDITION_EXACT_SETS
 from gctool.numerics import condition, normalise_rows, numerical_rank
+from gctool.reports import LOWER_BOUND
 
 EXACT_LIMIT = CONDITION_EXACT_SETS  # straggler sets evaluated for an exact worst case
 # work caps in multiply-adds, the unit of gctool.budget.solve_cost (about 1 ns each, one core)
@@ -175,25 +181,36 @@ def screen_jobs(jobs: int | None) -> Iterator[None]:
 @dataclass(frozen=True)
 class Worst:
     """A design's worst-case condition record: the figure (None: infinite, or not estimated),
-    how it was obtained, a proved upper bound (or None), and how many of the ``total``
-    straggler sets of size s it covers (``screened``: all of them, or a sample)."""
+    how it was obtained, a proved upper bound (or None), how many of the ``total``
+    straggler sets of size s it covers (``screened``: all of them, or a sample), and whether
+    the figure is the worst of some of the sets it covers only (``lower``: verify's screen
+    without the exact worst)."""
 
     value: float | None
     method: str
     bound: float | None
     screened: int
     total: int
+    lower: bool = False
+
+    @property
+    def kind(self) -> str:
+        """``exact``: the worst over every straggler set (directly, by rotation, or verify's
+        figure made exact: ``gctool verify --strict``'s); :data:`LOWER_BOUND`: every set
+        screened, the worst of the weakest only; ``estimate``: the worst of a sample (also a
+        lower bound)."""
+        if self.screened < self.total:
+            return "estimate"
+        return LOWER_BOUND if self.lower else "exact"
 
     @property
     def exact(self) -> bool:
-        """Every straggler set was screened (directly, by rotation, or by verify's
-        enumeration): the figure is the one ``gctool verify`` reports; else an
-        estimate on a sample (a lower bound)."""
-        return self.screened >= self.total
+        """The figure is the worst over every straggler set."""
+        return self.kind == "exact"
 
     def params(self) -> dict[str, Any]:
         """The label the file records beside ``worst_condition``."""
-        return {"worst_condition_kind": "exact" if self.exact else "estimate",
+        return {"worst_condition_kind": self.kind,
                 "worst_condition_sets": [self.screened, self.total]}
 
 
@@ -276,12 +293,15 @@ def _conditioning(B: np.ndarray, s: int, cyclic: bool, budget: Budget | None, m:
 def _verified(B: np.ndarray, s: int, m: int, budget: Budget | None) -> Worst | None:
     """The worst condition that ``gctool verify`` reports for B (its enumeration of every
     straggler set of size s: the verify of :func:`screened_by`, on the jobs of
-    :func:`screen_jobs`), with its proved bound; None when no verify is given, when the run's
+    :func:`screen_jobs`), with its proved bound, made exact as its ``strict`` gate makes it
+    (:func:`gctool.gates.settle_condition`) when verify's is a lower bound and the budget admits
+    it (else labelled a lower bound); None when no verify is given, when the run's
     budget refuses it (or float64 cannot decide some set, or verify answered without screening
     every set): the caller then estimates on a sample."""
     from gctool.algebra.fields import parse_field
     from gctool.errors import BudgetExceeded
     from gctool.exactls import Undecided
+    from gctool.gates import settle_condition
     from gctool.model import GradientCode
     from gctool.request import VerifyRequest
 
@@ -301,13 +321,25 @@ def _verified(B: np.ndarray, s: int, m: int, budget: Budget | None) -> Worst | N
                             "float64 (condition infinite)"), None, total, total)
     if not report.ok or report.represented < total or d is None or d.max_condition is None:
         return None
-    value, bound = d.max_condition, d.condition_bound
-    proved = f" (proved bound {bound:.4g})" if bound is not None else ""
-    method = (f"screened: every one of the {format_count(total)} straggler sets by gctool "
-              f"verify's enumeration{proved}; its worst condition is at stragglers "
-              f"{d.max_condition_stragglers}, where cond(B_F) is {value:.4g} (the figure "
-              "'gctool verify' reports; attained, a lower bound on the worst case)")
-    return Worst(_finite(value), method, _finite(bound), total, total)
+    proved = f" (proved bound {d.condition_bound:.4g})" if d.condition_bound is not None else ""
+    if d.max_condition_kind == LOWER_BOUND:
+        try:  # the worst over every set, as verify --strict computes it
+            settle_condition(report, code, budget)
+        except BudgetExceeded:
+            pass
+    value, bound, lower = d.max_condition, d.condition_bound, d.max_condition_kind != "exact"
+    if value is None:
+        return None
+    head = (f"screened: every one of the {format_count(total)} straggler sets by gctool "
+            f"verify's enumeration{proved}; ")
+    method = head + (
+        f"its worst condition, of the weakest sets re-evaluated, is at stragglers "
+        f"{d.max_condition_stragglers}, where cond(B_F) is {value:.4g} (attained, a lower bound "
+        "on the worst case; 'gctool verify' with `strict` computes the exact figure)" if lower
+        else f"the worst condition over every set is at stragglers "
+        f"{d.max_condition_stragglers}, where cond(B_F) is {value:.4g} (the figure 'gctool "
+        "verify' with `strict` reports)")
+    return Worst(_finite(value), method, _finite(bound), total, total, lower)
 
 
 def worst_condition(B: np.ndarray, s: int, cyclic: bool = False) -> tuple[float | None, str]:
@@ -335,13 +367,19 @@ def record(B: np.ndarray, field: Field, s: int, cyclic: bool = False,
 
 
 def estimate_note(params: dict[str, Any]) -> str | None:
-    """The one line that says a recorded worst condition is an estimate on a sample (None: it
-    is exact, or none is recorded), naming verify's ``strict`` gate for the exact figure."""
-    if params.get("worst_condition_kind") != "estimate":
+    """The one line that says a recorded worst condition is an estimate on a sample or a lower
+    bound (None: it is exact, or none is recorded), naming verify's ``strict`` gate for the
+    exact figure."""
+    kind = params.get("worst_condition_kind")
+    if kind not in ("estimate", LOWER_BOUND):
         return None
     screened, total = params.get("worst_condition_sets", [0, 0])
     value = params.get("worst_condition")
     figure = "not estimated" if value is None else f"{value:.3g}"
+    if kind == LOWER_BOUND:
+        return (f"the worst-case condition number ({figure}) is a lower bound, the worst of the "
+                f"weakest of the {total:,} straggler sets (verify's screen); 'gctool verify' "
+                "with `strict` computes the exact figure")
     return (f"the worst-case condition number ({figure}) is an estimate on {screened:,} of the "
             f"{total:,} straggler sets (a lower bound); 'gctool verify' with `strict` screens "
             "every set for the exact figure")

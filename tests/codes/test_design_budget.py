@@ -89,7 +89,9 @@ def test_the_record_estimates_are_within_reach_of_what_it_takes() -> None:
 
     with conditioning.screened_by(matrix_verify):  # as design screens
         worst = conditioning.worst_case(B, 6, budget=Budget())
-    assert worst.exact  # the default 5 s admits it
+    # the default 5 s admits the screen of every set (not an estimate), not the exact worst
+    # over all of them: the record is verify's figure, labelled a lower bound
+    assert worst.screened == worst.total and worst.kind == "lower bound"
 
 
 def test_writing_the_file_is_part_of_the_budget(tmp_path: Path) -> None:
