@@ -43,7 +43,7 @@ def jobs_ratio(name: str, rounds: int, **kwargs: Any) -> None:
             if r:
                 times[jobs].append((wall, cpu))
     assert files[1] == files[2], name
-    assert code.params["worst_condition_kind"] == "exact", name
+    assert code.params["worst_condition_kind"] != "estimate", name  # every set screened
     ratio = statistics.median(a[0] / b[0] for a, b in zip(times[1], times[2], strict=True))
     walls = {j: statistics.median(w for w, _ in times[j]) for j in (1, 2)}
     cpus = {j: statistics.median(c for _, c in times[j]) for j in (1, 2)}

@@ -294,14 +294,13 @@ def _verified(B: np.ndarray, s: int, m: int, budget: Budget | None) -> Worst | N
     """The worst condition that ``gctool verify`` reports for B (its enumeration of every
     straggler set of size s: the verify of :func:`screened_by`, on the jobs of
     :func:`screen_jobs`), with its proved bound, made exact as its ``strict`` gate makes it
-    (:func:`gctool.gates.settle_condition`) when verify's is a lower bound and the budget admits
-    it (else labelled a lower bound); None when no verify is given, when the run's
-    budget refuses it (or float64 cannot decide some set, or verify answered without screening
-    every set): the caller then estimates on a sample."""
+    (:func:`gctool.gates.settle_condition`: :func:`worst_set`) when verify's is a lower bound
+    and the budget admits it (else labelled a lower bound); None when no verify is given, when
+    the run's budget refuses it (or float64 cannot decide some set, or verify answered without
+    screening every set): the caller then estimates on a sample."""
     from gctool.algebra.fields import parse_field
     from gctool.errors import BudgetExceeded
     from gctool.exactls import Undecided
-    from gctool.gates import settle_condition
     from gctool.model import GradientCode
     from gctool.request import VerifyRequest
 
@@ -322,22 +321,28 @@ def _verified(B: np.ndarray, s: int, m: int, budget: Budget | None) -> Worst | N
     if not report.ok or report.represented < total or d is None or d.max_condition is None:
         return None
     proved = f" (proved bound {d.condition_bound:.4g})" if d.condition_bound is not None else ""
-    if d.max_condition_kind == LOWER_BOUND:
-        try:  # the worst over every set, as verify --strict computes it
-            settle_condition(report, code, budget)
+    value, bound, where = d.max_condition, d.condition_bound, d.max_condition_stragglers
+    lower = d.max_condition_kind == LOWER_BOUND
+    if lower:  # the worst over every set, as verify --strict computes it (gates.settle_condition)
+        try:
+            _check(budget, f"the exact worst condition over all {format_count(total)} straggler "
+                   "sets (verify's screen only bounds it)", worst_set_time(B, s))
         except BudgetExceeded:
             pass
-    value, bound, lower = d.max_condition, d.condition_bound, d.max_condition_kind != "exact"
-    if value is None:
-        return None
+        else:
+            exact, where = worst_set(B, s)
+            if not np.isfinite(exact):
+                return None
+            value = bound = float(exact)
+            lower = False
     head = (f"screened: every one of the {format_count(total)} straggler sets by gctool "
             f"verify's enumeration{proved}; ")
     method = head + (
         f"its worst condition, of the weakest sets re-evaluated, is at stragglers "
-        f"{d.max_condition_stragglers}, where cond(B_F) is {value:.4g} (attained, a lower bound "
+        f"{where}, where cond(B_F) is {value:.4g} (attained, a lower bound "
         "on the worst case; 'gctool verify' with `strict` computes the exact figure)" if lower
         else f"the worst condition over every set is at stragglers "
-        f"{d.max_condition_stragglers}, where cond(B_F) is {value:.4g} (the figure 'gctool "
+        f"{where}, where cond(B_F) is {value:.4g} (the figure 'gctool "
         "verify' with `strict` reports)")
     return Worst(_finite(value), method, _finite(bound), total, total, lower)
 
