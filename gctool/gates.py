@@ -20,6 +20,8 @@ from __future__ import annotations
 from math import comb
 from typing import Any
 
+from gctool.reports import LOWER_BOUND
+
 
 def numerical_gates(report: Any, max_condition: float | None = None,
                     strict: bool = False, code: Any = None, budget: Any = None) -> list[str]:
@@ -34,7 +36,7 @@ def numerical_gates(report: Any, max_condition: float | None = None,
         if _undecided(d, max_condition):
             settle_condition(report, code, budget)
         cond = d.max_condition if d.max_condition is not None else d.condition_bound
-        if d.max_condition_kind == "lower bound" and (cond is None or cond <= max_condition):
+        if d.max_condition_kind == LOWER_BOUND and (cond is None or cond <= max_condition):
             # no witness above the limit and no exact figure (no code given): the proved bound
             bound = d.condition_bound
             if bound is None or bound > max_condition:
@@ -68,7 +70,7 @@ def _g(x: float | None) -> str:
 def _undecided(d: Any, limit: float) -> bool:
     """Whether a lower-bound worst condition leaves ``limit`` open: the figure is at most the
     limit and no proved bound is."""
-    if d.max_condition_kind != "lower bound":
+    if d.max_condition_kind != LOWER_BOUND:
         return False
     if d.max_condition is not None and d.max_condition > limit:
         return False  # a witness set above the limit

@@ -118,7 +118,7 @@ def self_check(code: Any, budget: Budget) -> None:
             f"worst-case condition number {cond:.3g} "
             f"({str(code.params.get('worst_condition_method', 'recorded')).split(':')[0]}): "
             f"decoded gradients may lose about {int(np.log10(cond))} of float64's 16 digits "
-            "('gctool verify' reports the worst case over every straggler set)")
+            "(verify's strict check reports the worst case over every straggler set)")
 
 
 #: each block of the self-check costs this besides its factorisation, in ns: its code and its

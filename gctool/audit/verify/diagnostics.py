@@ -34,7 +34,7 @@ from gctool.decode import Decoder
 from gctool.decode.generic import BatchResult
 from gctool.engine.enumeration import survivors_of
 from gctool.engine.sweep import Best
-from gctool.reports import Diagnostics
+from gctool.reports import LOWER_BOUND, Diagnostics
 from gctool.wording import counted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,9 +116,9 @@ def finish_diagnostics(run: Run, acc: Accumulator, red: Reduction, rot: Rotation
     # every screened set re-evaluated (the weakest are all of them): the maxima are exact
     every = screened == 0 or (screened <= WEAKEST and len(acc.weakest) == screened)
     whole = every and run.sample is None
-    d.max_condition_kind = "exact" if whole else "lower bound"
+    d.max_condition_kind = "exact" if whole else LOWER_BOUND
     d.max_residual_kind = ("exact" if whole and (rot is None or rot.unimodular)
-                           else "lower bound")
+                           else LOWER_BOUND)
     d.condition_bound = _bound(acc, red, d.max_condition if every else None)
     d.exact_evaluations = acc.direct + len(extra)
     d.note = _note(run, acc, rot, len(extra))

@@ -13,6 +13,7 @@ from gctool.cli.render.common import (
     precision_lines,
     stdout_console,
 )
+from gctool.reports import LOWER_BOUND
 from gctool.wording import counted, noun
 
 
@@ -42,7 +43,7 @@ def render_verify(r: Any) -> None:
             return f"  (stragglers {S})" if S else ""
 
         def kind(k: str | None) -> str:
-            return "  (lower bound)" if k == "lower bound" else ""
+            return "  (lower bound)" if k == LOWER_BOUND else ""
 
         con.print(f"  worst residual      {fmt(d.max_residual)}{kind(d.max_residual_kind)}"
                   f"{where(d.max_residual_stragglers)}")
